@@ -1,0 +1,1 @@
+"""Dripstone's grading engine: target loading, tiers and points, traffic counting, reports."""

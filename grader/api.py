@@ -1,0 +1,95 @@
+"""Typed entry points the CLI calls: ``grade``, ``units``, ``stubs``."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from grader import stubs
+from grader.results import GradeReport, read_results
+from grader.target import REPO_ROOT, TARGET_ENV, display_path
+
+TESTS = REPO_ROOT / "tests"
+UNIT_RE = re.compile(r"^(l\d{2}|c\d)_\w+$")
+
+
+class GraderError(RuntimeError):
+    """The grader itself could not run (not a low score: a broken environment or bad arguments)."""
+
+
+def all_units() -> list[str]:
+    """Every unit that has grading tests, in course order (lectures, then capstones)."""
+    found = [p.name for p in TESTS.iterdir() if p.is_dir() and UNIT_RE.match(p.name)]
+    return sorted(found, key=lambda u: (u[0] != "l", int(re.match(r"[lc](\d+)", u).group(1))))
+
+
+def resolve_units(wanted: Sequence[str]) -> list[str]:
+    """``23``, ``L23``, ``l23``, ``C3`` or a full unit name → unit names; GraderError if unknown."""
+    units = all_units()
+    if not wanted:
+        return units
+    out = []
+    for w in wanted:
+        key = w.strip().lower()
+        key = f"l{int(key):02d}" if key.isdigit() else key
+        if re.fullmatch(r"l\d", key):
+            key = f"l0{key[1]}"
+        match = [u for u in units if u == key or u.split("_", 1)[0] == key]
+        if not match:
+            raise GraderError(f"no unit {w!r}; units with tests: {', '.join(units)}")
+        out += [m for m in match if m not in out]
+    return out
+
+
+def grade(
+    target: Path,
+    *,
+    units: Sequence[str] = (),
+    exercises: Sequence[str] = (),
+    junit: Path | None = None,
+    log: Path | None = None,
+) -> GradeReport:
+    """Grade ``target`` (a folder laid out like exercises/) on the given units; all by default.
+
+    Runs the units' grading tests with pytest in a child process, so the learner's code cannot
+    outlive or disturb the caller, and reads back the results the plugin recorded.
+    """
+    target = Path(target).resolve()
+    if not target.is_dir():
+        raise GraderError(f"target {target} is not a folder: pass a folder laid out like exercises/")
+    chosen = resolve_units(units)
+    with tempfile.TemporaryDirectory(prefix="dripstone-") as tmp:
+        report_path = Path(tmp) / "results.jsonl"
+        cmd = [sys.executable, "-m", "pytest", *(str(TESTS / u) for u in chosen),
+               "-p", "grader.plugin", "-p", "no:cacheprovider", "--target", str(target),
+               "--dripstone-report", str(report_path), "-q", "--no-header", "-rN", "--tb=no", "--assert=plain",
+               "--rootdir", str(REPO_ROOT), "-c", str(REPO_ROOT / "pyproject.toml")]
+        cmd += [a for e in exercises for a in ("--exercise", e)]
+        if junit:
+            cmd += [f"--junitxml={junit}"]
+        env = {**os.environ, TARGET_ENV: str(target), "PYTHONDONTWRITEBYTECODE": "1"}
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+        if log:
+            log.write_text(proc.stdout + proc.stderr)
+        results = read_results(report_path)
+    if proc.returncode not in (0, 1) or (not results and proc.returncode != 5):
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise GraderError(f"pytest exited with {proc.returncode} while grading {display_path(target)}:\n{tail}")
+    if not results:
+        raise GraderError(f"no grading tests matched (units {chosen}, exercises {list(exercises) or 'all'})")
+    return GradeReport(target=display_path(target), results=tuple(results))
+
+
+def check_stubs() -> list[stubs.Drift]:
+    """How exercises/ differs from the stubs solutions/ generates."""
+    return stubs.check(REPO_ROOT / "solutions", REPO_ROOT / "exercises")
+
+
+def write_stubs() -> list[Path]:
+    """Regenerate exercises/ from solutions/."""
+    return stubs.write(REPO_ROOT / "solutions", REPO_ROOT / "exercises")

@@ -1,0 +1,84 @@
+"""``python -m grader``: the commands; each one calls a typed function of :mod:`grader.api`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from grader import api, results, scoreboard
+from grader.target import REPO_ROOT
+
+
+def _grade(args: argparse.Namespace) -> int:
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    try:
+        report = api.grade(Path(args.target), units=args.unit, exercises=args.exercise,
+                           junit=args.junit and Path(args.junit), log=args.log and Path(args.log))
+    except api.GraderError as exc:
+        console.print(f"[red]grader error:[/red] {exc}")
+        return 2
+    scoreboard.render(report, console, verbose=args.verbose)
+    if args.json:
+        results.write_gradescope(report, Path(args.json))
+        console.print(f"  wrote {args.json} (Gradescope results.json)")
+    if args.csv:
+        results.write_csv(report, Path(args.csv))
+        console.print(f"  wrote {args.csv}")
+    if args.junit:
+        console.print(f"  wrote {args.junit} (JUnit XML)")
+    return 0  # grading ran: the score is in the report, not in the exit status
+
+
+def _stubs(args: argparse.Namespace) -> int:
+    if args.check:
+        drift = api.check_stubs()
+        for d in drift:
+            print(f"exercises/{d.path}: {d.problem}")
+        if drift:
+            print("exercises/ is out of date: run `python -m grader stubs` and commit the result")
+            return 1
+        print("exercises/ is in sync with solutions/")
+        return 0
+    for path in api.write_stubs():
+        print(f"wrote {path.relative_to(REPO_ROOT)}")
+    return 0
+
+
+def _units(args: argparse.Namespace) -> int:
+    del args
+    for unit in api.all_units():
+        print(unit)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m grader", description="Dripstone autograder")
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("grade", help="grade a folder laid out like exercises/ and print the scoreboard")
+    g.add_argument("--target", default=str(REPO_ROOT / "exercises"), help="folder to grade (default exercises/)")
+    g.add_argument("--unit", "-u", action="append", default=[], help="unit: 23, L23, c3 or full name; repeatable")
+    g.add_argument("--exercise", "-e", action="append", default=[], help="only this exercise (function name)")
+    g.add_argument("--json", help="write Gradescope's results.json here")
+    g.add_argument("--junit", help="write JUnit XML here")
+    g.add_argument("--csv", help="write one CSV row per test here")
+    g.add_argument("--log", help="write the full pytest output here")
+    g.add_argument("--verbose", "-v", action="store_true", help="one line per test")
+    g.set_defaults(func=_grade)
+    s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
+    s.add_argument("--check", action="store_true", help="fail if exercises/ is out of date")
+    s.set_defaults(func=_stubs)
+    u = sub.add_parser("units", help="list the units that have grading tests")
+    u.set_defaults(func=_units)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

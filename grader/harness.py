@@ -1,0 +1,115 @@
+"""The one loading layer between grading tests and learner code (CS336's ``adapters.py``, once).
+
+A test module declares what it grades::
+
+    softmax_fused = learner("l23_online_softmax", "softmax", "softmax_fused", kernel=True)
+
+and calls ``softmax_fused(x)``. Nothing is loaded at import: each call loads the target's file
+(cached), finds the function and runs it, so a missing file, a syntax error or a missing function
+fails only the tests that need it, with a message that says what to fix. For kernel exercises the
+call also refuses torch compute ops (:mod:`grader.guard`) and keeps inputs unmodified.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from grader import guard, target
+from grader.target import SubmissionError
+
+_gpu_mode = False
+
+
+def set_gpu_mode(on: bool) -> None:
+    """gpu_perf tests run learner kernels compiled, every other tier under the interpreter."""
+    global _gpu_mode
+    _gpu_mode = on
+
+
+@dataclass(frozen=True)
+class LearnerFunction:
+    """A function of the target's ``<unit>/<module>.py``, resolved at call time."""
+
+    unit: str
+    module: str
+    name: str
+    kernel: bool = False
+
+    def resolve(self) -> Callable[..., Any]:
+        """The learner's function object, or SubmissionError saying what is wrong."""
+        mod = target.load_module(self.unit, self.module, interpret=not _gpu_mode)
+        fn = getattr(mod, self.name, None)
+        if fn is None:
+            raise SubmissionError(
+                f"{self.unit}/{self.module}.py has no `{self.name}`: define it with the signature "
+                f"given in the exercise (restore the stub from exercises/ if you renamed it)"
+            )
+        if not callable(fn):
+            raise SubmissionError(f"{self.unit}/{self.module}.py: `{self.name}` is not a function")
+        return fn
+
+    def check_signature(self, *args: Any, **kwargs: Any) -> None:
+        """Fail clearly when the learner changed the contract's parameters."""
+        fn = self.resolve()
+        try:
+            inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise SubmissionError(
+                f"{self.name}{inspect.signature(fn)} does not accept the contract's arguments "
+                f"({exc}); keep the signature of the stub"
+            ) from None
+        except ValueError:  # builtins without a signature: let the call decide
+            pass
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fn = self.resolve()
+        self.check_signature(*args, **kwargs)
+        if not self.kernel:
+            return fn(*args, **kwargs)
+        inputs = [a.clone() for a in args if isinstance(a, torch.Tensor)]
+        with guard.refuse_torch_compute(self.name):
+            out = _unwrap_interpreter_error(fn, *args, **kwargs)
+        _check_inputs_untouched(self.name, [a for a in args if isinstance(a, torch.Tensor)], inputs)
+        _check_not_an_input(self.name, out, args)
+        return out
+
+
+def learner(unit: str, module: str, name: str, *, kernel: bool = False) -> LearnerFunction:
+    """Declare a learner function a test module grades (see the module docstring)."""
+    return LearnerFunction(unit, module, name, kernel)
+
+
+def _unwrap_interpreter_error(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Re-raise what a kernel raised, not Triton's InterpreterError(repr(...)) around it."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        root: BaseException = exc
+        while type(root).__name__ == "InterpreterError" and root.__cause__ is not None:
+            root = root.__cause__
+        if root is exc:
+            raise
+        raise root.with_traceback(root.__traceback__) from None
+
+
+def _check_inputs_untouched(name: str, after: list[torch.Tensor], before: list[torch.Tensor]) -> None:
+    for i, (a, b) in enumerate(zip(after, before, strict=True)):
+        same = torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan()) and
+                                     torch.equal(a.nan_to_num(), b.nan_to_num()))
+        if not same:
+            raise AssertionError(f"{name} modified its input #{i}: write results to a new tensor")
+
+
+def _check_not_an_input(name: str, out: Any, args: tuple[Any, ...]) -> None:
+    outs = out if isinstance(out, tuple) else (out,)
+    ins = [a for a in args if isinstance(a, torch.Tensor)]
+    for o in outs:
+        if isinstance(o, torch.Tensor) and any(
+            o.numel() and o.untyped_storage().data_ptr() == a.untyped_storage().data_ptr() for a in ins
+        ):
+            raise AssertionError(f"{name} returned its input (or a view of it): allocate the output")

@@ -1,0 +1,89 @@
+"""Known implementations kept beside each unit's tests: the grader is graded too (DESIGN §4).
+
+``tests/<unit>/known_wrong/<name>.py`` holds a classic learner bug; ``known_right/<name>.py`` a
+correct alternative (another algorithm, another tiling). Each file is a small *override*: its code
+is appended to the unit's solution module, so it only redefines what it changes (a kernel, a
+function) and uses the solution's other names. It declares, as literals::
+
+    \"\"\"Classic bug: exp(x) without subtracting the row max overflows for large logits.\"\"\"
+    MODULE = "softmax"                                # the module of the unit it overrides
+    REJECTED_BY = {"softmax_fused": ["correctness"]}  # known_wrong: exercise -> tiers that must lose points
+    ACCEPTED = ["softmax_fused"]                      # known_right: exercises that must keep full marks
+
+For a known-wrong file, the listed tiers of the listed exercises must lose points and every other
+tier of those exercises must keep full marks (a three-pass kernel is correct: it loses efficiency
+points only). Across a unit's known-wrong files, every correctness and efficiency test must reject
+at least one: a test that rejects nothing asserts nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.target import REPO_ROOT
+
+KINDS = ("known_wrong", "known_right")
+
+
+@dataclass(frozen=True)
+class KnownImpl:
+    """One known-wrong or known-right override."""
+
+    path: Path
+    unit: str
+    kind: str
+    module: str
+    doc: str
+    rejected_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    accepted: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.unit}/{self.kind}/{self.path.stem}"
+
+    @property
+    def exercises(self) -> tuple[str, ...]:
+        return tuple(self.rejected_by) if self.kind == "known_wrong" else self.accepted
+
+
+def _literal(tree: ast.Module, name: str, path: Path):
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise ValueError(f"{path}: declare {name} = ... (see grader/known.py)")
+
+
+def read(path: Path) -> KnownImpl:
+    """Parse a known implementation's declarations without running it."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    doc = ast.get_docstring(tree)
+    if not doc:
+        raise ValueError(f"{path}: start with a docstring naming the bug or the alternative")
+    kind = path.parent.name
+    unit = path.parent.parent.name
+    module = _literal(tree, "MODULE", path)
+    if kind == "known_wrong":
+        rejected = {ex: tuple(tiers) for ex, tiers in _literal(tree, "REJECTED_BY", path).items()}
+        return KnownImpl(path, unit, kind, module, doc, rejected_by=rejected)
+    return KnownImpl(path, unit, kind, module, doc, accepted=tuple(_literal(tree, "ACCEPTED", path)))
+
+
+def known_impls(unit: str, kind: str) -> list[KnownImpl]:
+    """The unit's known implementations of one kind, sorted by name."""
+    folder = REPO_ROOT / "tests" / unit / kind
+    return [read(p) for p in sorted(folder.glob("*.py"))] if folder.is_dir() else []
+
+
+def build_target(impl: KnownImpl, dest: Path) -> Path:
+    """A target folder: the unit's solutions with the override appended to its module."""
+    unit_dir = dest / impl.unit
+    shutil.copytree(REPO_ROOT / "solutions" / impl.unit, unit_dir,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    module = unit_dir / f"{impl.module}.py"
+    module.write_text(
+        module.read_text() + f"\n\n# ---- override from tests/{impl.name}.py ----\n" + impl.path.read_text()
+    )
+    return dest

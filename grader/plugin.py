@@ -1,0 +1,203 @@
+"""pytest plugin: points and tiers on every grading test, outcomes classified and recorded."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton (DESIGN §3)
+
+import traceback  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+from grader import harness, perf, target  # noqa: E402
+from grader.results import Status, TestResult, Tier  # noqa: E402
+
+TARGET_OPTION = "--target"
+TARGET_HELP = "folder laid out like exercises/ to grade (default: exercises/)"
+EXERCISE_OPTION = "--exercise"
+EXERCISE_HELP = "grade only tests of this exercise (function name); repeatable"
+REPORT_OPTION = "--dripstone-report"
+REPORT_HELP = "write one JSON result per graded test to this file"
+
+TIERS = tuple(t.value for t in Tier)
+TESTS_DIR = target.REPO_ROOT / "tests"
+_RESULTS = pytest.StashKey[TestResult]()
+
+# Grading is deterministic: same examples every run, no deadline (the interpreter is slow and the
+# machine noisy), nothing written into the target, and the replay blob printed on failure.
+settings.register_profile(
+    "grading",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    max_examples=50,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("grading")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the grader's options in one group."""
+    group = parser.getgroup("dripstone", "Dripstone grading")
+    group.addoption(TARGET_OPTION, default=None, help=TARGET_HELP)
+    group.addoption(EXERCISE_OPTION, action="append", default=[], help=EXERCISE_HELP)
+    group.addoption(REPORT_OPTION, default=None, help=REPORT_HELP)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Point the loader at the target and wrap the Triton interpreter."""
+    if config.getoption(TARGET_OPTION):
+        os.environ[target.TARGET_ENV] = str(Path(config.getoption(TARGET_OPTION)).resolve())
+    report = config.getoption(REPORT_OPTION)
+    if report:
+        Path(report).write_text("")
+    from grader import traffic
+
+    traffic.install()
+
+
+def unit_of(item: pytest.Item) -> str | None:
+    """``l23_online_softmax`` for tests/l23_online_softmax/...; None for the engine's own tests."""
+    try:
+        parts = Path(item.path).resolve().relative_to(TESTS_DIR).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 and parts[0] != "grader" else None
+
+
+def _grading_markers(item: pytest.Item) -> tuple[str, str, float]:
+    tiers = [t for t in TIERS if item.get_closest_marker(t)]
+    ex, pts = item.get_closest_marker("exercise"), item.get_closest_marker("points")
+    problems = []
+    if len(tiers) != 1:
+        problems.append(f"needs exactly one tier marker of {TIERS}, has {tiers}")
+    if ex is None or not ex.args:
+        problems.append("needs @pytest.mark.exercise('<function name>')")
+    if pts is None or not pts.args or not pts.args[0] > 0:
+        problems.append("needs @pytest.mark.points(n) with n > 0")
+    if problems:
+        raise pytest.UsageError(f"grading test {item.nodeid}: " + "; ".join(problems))
+    return tiers[0], ex.args[0], float(pts.args[0])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Check every grading test carries tier, exercise and points; apply --exercise."""
+    wanted = set(config.getoption(EXERCISE_OPTION))
+    keep, drop = [], []
+    for item in items:
+        if unit_of(item) is None:
+            keep.append(item)
+            continue
+        _, exercise, _ = _grading_markers(item)
+        (keep if not wanted or exercise in wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """gpu_perf without a GPU is pending, not failed."""
+    if unit_of(item) and item.get_closest_marker("gpu_perf"):
+        perf.require_gpu()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Run gpu_perf tests against learner kernels compiled for the GPU, others interpreted."""
+    harness.set_gpu_mode(bool(item.get_closest_marker("gpu_perf")))
+    try:
+        return (yield)
+    finally:
+        harness.set_gpu_mode(False)
+
+
+@pytest.fixture
+def award(request: pytest.FixtureRequest):
+    """``award(fraction, **record)``: partial credit (gpu_perf ratios) and what it was based on."""
+
+    def _award(fraction: float, **record: object) -> None:
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"award fraction must be in [0, 1], got {fraction}")
+        request.node.user_properties.append(("dripstone_fraction", fraction))
+        request.node.user_properties.append(("dripstone_record", record))
+
+    return _award
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """Classify each graded test's outcome (passed, failed, todo, pending GPU, error)."""
+    report = yield
+    if unit_of(item) is None:
+        return report
+    if call.when == "call" or (call.when == "setup" and not report.passed):
+        item.stash[_RESULTS] = _classify(item, report, call)
+    return report
+
+
+def _root_exception(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _learner_frame(exc: BaseException) -> str:
+    root = target.target_root()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).is_relative_to(root)]
+    return f" ({target.display_path(Path(frames[-1].filename))}:{frames[-1].lineno})" if frames else ""
+
+
+def _classify(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None]) -> TestResult:
+    tier, exercise, points = _grading_markers(item)
+    hint_marker = item.get_closest_marker("hint")
+    hint = hint_marker.args[0] if hint_marker else ""
+    props = dict(report.user_properties)
+    base = dict(nodeid=item.nodeid, unit=unit_of(item), exercise=exercise, tier=Tier(tier),
+                points=points, duration_s=round(report.duration, 3))
+    if report.passed:
+        fraction = float(props.get("dripstone_fraction", 1.0))
+        return TestResult(**base, status=Status.PASSED, score=points * fraction,
+                          record=props.get("dripstone_record", {}))
+    if report.skipped:
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        status = Status.PENDING_GPU if reason.startswith(perf.PENDING_GPU) else Status.ERROR
+        return TestResult(**base, status=status, score=0.0, message=reason)
+    if call.excinfo is None or call.when != "call":
+        text = str(report.longrepr).strip().splitlines()
+        return TestResult(**base, status=Status.ERROR, score=0.0,
+                          message=f"grader error in {call.when}: {text[-1] if text else '?'}")
+    return _classify_failure(base, call.excinfo.value, hint)
+
+
+def _classify_failure(base: dict, exc: BaseException, hint: str) -> TestResult:
+    notes = "\n".join(getattr(exc, "__notes__", []))
+    root = _root_exception(exc)
+    notes = notes or "\n".join(getattr(root, "__notes__", []))
+    text = str(root).strip() or type(root).__name__
+    first = text.splitlines()[0]
+    if isinstance(root, NotImplementedError):
+        return TestResult(**base, status=Status.TODO, score=0.0, message=first + _learner_frame(root),
+                          hint=f"implement `{base['exercise']}`: replace the TODO's `raise` with your code")
+    if not isinstance(root, AssertionError | target.SubmissionError):
+        first = f"{type(root).__name__}: {first}{_learner_frame(root)}"
+    rest = "\n".join(text.splitlines()[1:])
+    if "Falsifying" in notes or "Failing explicit example" in notes:
+        notes += (f"\nreplay: make grade L={base['unit'].split('_')[0][1:]} E={base['exercise']} "
+                  "(derandomized: the same inputs every run)")
+    return TestResult(**base, status=Status.FAILED, score=0.0, message=first,
+                      detail="\n".join(x for x in (rest, notes) if x), hint=hint)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Append this test's result to the report file as soon as it is known."""
+    result = item.stash.get(_RESULTS, None)
+    path = item.config.getoption(REPORT_OPTION)
+    if result is not None and path:
+        with open(path, "a") as f:
+            f.write(result.to_json() + "\n")

@@ -1,0 +1,107 @@
+"""Where learner code comes from: the *target* folder, laid out like ``exercises/``.
+
+Tests never import ``exercises`` or ``solutions`` by name. They ask this module for a unit's module
+(``load_module("l23_online_softmax", "softmax")``) and get it loaded by file path from the target:
+``exercises/`` by default, ``solutions/`` for the self-test, or any submission folder.
+
+A broken submission must cost only what it breaks, so every way loading can fail becomes a
+:class:`SubmissionError` with a message that names the file, the problem and the fix; the test that
+needed the module fails with it, and every other test still runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import sys
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TARGET_ENV = "DRIPSTONE_TARGET"
+
+
+class SubmissionError(Exception):
+    """The learner's code could not be loaded or does not match the exercise's contract."""
+
+
+def target_root() -> Path:
+    """The folder graded in this process: $DRIPSTONE_TARGET, else ``exercises/``."""
+    return Path(os.environ.get(TARGET_ENV) or REPO_ROOT / "exercises").resolve()
+
+
+def display_path(path: Path) -> str:
+    """A path as the learner knows it: relative to the repo when inside it."""
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(REPO_ROOT))
+    return str(path)
+
+
+@contextlib.contextmanager
+def triton_mode(*, interpret: bool) -> Iterator[None]:
+    """Decorate kernels interpreted (CPU tiers) or compiled (gpu_perf): Triton reads this at @jit."""
+    old = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = old
+
+
+_CACHE: dict[tuple[Path, bool], ModuleType] = {}
+
+
+def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -> ModuleType:
+    """Load one Python file as a fresh module (cached per path and Triton mode)."""
+    key = (path.resolve(), interpret)
+    if key in _CACHE:
+        return _CACHE[key]
+    shown = label or display_path(path)
+    if not path.is_file():
+        raise SubmissionError(f"{shown} not found: restore it from exercises/ (git checkout -- {shown})")
+    name = f"_dripstone_{'interp' if interpret else 'gpu'}_{abs(hash(key)):x}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up here
+    sys.dont_write_bytecode = True  # never write __pycache__ into a learner's folder
+    try:
+        with triton_mode(interpret=interpret):
+            spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(name, None)
+        raise SubmissionError(
+            f"{shown} line {exc.lineno}: syntax error: {exc.msg}; fix it and grade again"
+        ) from None
+    except BaseException as exc:  # noqa: BLE001 - anything at import time is the submission's fault
+        sys.modules.pop(name, None)
+        where = _last_frame_in(path, exc)
+        raise SubmissionError(
+            f"{shown}{where}: importing it raised {type(exc).__name__}: {exc}; "
+            "code at module level must only define functions and kernels"
+        ) from None
+    _CACHE[key] = module
+    return module
+
+
+def _last_frame_in(path: Path, exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+    return f" line {frames[-1].lineno}" if frames else ""
+
+
+def load_module(unit: str, module: str, *, interpret: bool = True) -> ModuleType:
+    """The target's ``<unit>/<module>.py``."""
+    root = target_root()
+    path = root / unit / f"{module}.py"
+    return load_file(path, interpret=interpret, label=f"{display_path(root)}/{unit}/{module}.py")
+
+
+def load_reference(module: str, *, interpret: bool = True) -> ModuleType:
+    """A tuned reference kernel from ``kernels_ref/`` (trusted; never part of a submission)."""
+    return load_file(REPO_ROOT / "kernels_ref" / f"{module}.py", interpret=interpret)

@@ -1,0 +1,249 @@
+"""Count the global-memory traffic of Triton kernels run by the interpreter, and bounds-check it.
+
+The efficiency tier grades a learner without a GPU on the lesson's point (a fused softmax reads x
+once and writes y once) by counting, deterministically, what a kernel moves:
+
+* bytes loaded and stored: active lanes only (a masked-off lane moves nothing), times the element
+  size of the pointer, for plain, block-pointer and tensor-descriptor loads and stores alike;
+* atomics, separately; launches and program instances.
+
+Every active address is also checked against the tensor arguments of the launch before the
+interpreter touches memory. The plain interpreter does not check: an unmasked tail load reads
+whatever lies past the tensor and may crash the process much later (../shared/FACTS.md). Here it
+becomes a :class:`KernelMemoryError` naming the kernel, the line, the tensor and the offsets.
+
+Why a wrapper and not triton-viz: triton-viz 3.0 imports only with triton 3.7.1, its profiler has
+to be told not to sample blocks nor skip loads, it pulls heavy dependencies and costs 1.3-3x the
+interpreter; its sanitizer misses overruns into a neighbouring argument. Every memory access of the
+interpreter funnels through ``InterpreterBuilder.create_masked_load/store`` (block pointers and
+tensor descriptors materialize their pointers and call them), so wrapping those two methods plus the
+atomics and ``GridExecutor`` sees all traffic, costs about 1.1x, works on triton 3.7-3.9, and lets us
+bounds-check against the real arguments. :func:`install` verifies the hooks it needs exist.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class KernelMemoryError(Exception):
+    """A kernel touched memory outside every tensor it was given."""
+
+
+@dataclass
+class Traffic:
+    """What the kernels launched inside one :func:`count_traffic` block moved."""
+
+    bytes_loaded: int = 0
+    bytes_stored: int = 0
+    bytes_atomic: int = 0
+    launches: int = 0
+    programs: int = 0
+    kernels: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        names = ", ".join(dict.fromkeys(self.kernels)) or "none"
+        return (
+            f"{self.launches} launch(es) [{names}], {self.bytes_loaded:,} B loaded, "
+            f"{self.bytes_stored:,} B stored"
+        )
+
+
+@dataclass(frozen=True)
+class _Region:
+    name: str
+    start: int
+    end: int
+    desc: str
+
+
+@dataclass
+class _Launch:
+    kernel: str
+    filename: str
+    regions: list[_Region]
+
+
+_counters: list[Traffic] = []
+_launches: list[_Launch] = []
+
+
+def in_kernel_launch() -> bool:
+    """True while the interpreter runs a kernel (torch calls then belong to Triton, not the learner)."""
+    return bool(_launches)
+
+
+@contextlib.contextmanager
+def count_traffic() -> Iterator[Traffic]:
+    """Count everything the kernels launched in this block load, store and launch."""
+    traffic = Traffic()
+    _counters.append(traffic)
+    try:
+        yield traffic
+    finally:
+        _counters.remove(traffic)
+
+
+def _tensor_region(name: str, tensor) -> _Region:
+    """The bytes a tensor's elements occupy (its view, not its whole storage)."""
+    es = tensor.element_size()
+    lo = hi = 0
+    for size, stride in zip(tensor.shape, tensor.stride(), strict=True):
+        if size == 0:
+            return _Region(name, 0, 0, "empty tensor")
+        span = (size - 1) * stride
+        lo, hi = (lo + span, hi) if span < 0 else (lo, hi + span)
+    start = tensor.data_ptr() + lo * es
+    shape = "×".join(map(str, tensor.shape)) or "scalar"
+    desc = f"{shape} {str(tensor.dtype).removeprefix('torch.')}"
+    return _Region(name, start, tensor.data_ptr() + (hi + 1) * es, desc)
+
+
+def _regions(arg_names, args_hst, kwargs_hst) -> list[_Region]:
+    named = list(zip(arg_names, args_hst, strict=False)) + list(kwargs_hst.items())
+    return [_tensor_region(n, a) for n, a in named if hasattr(a, "data_ptr") and hasattr(a, "stride")]
+
+
+def _kernel_line(filename: str) -> str:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename != filename:
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    text = linecache.getline(filename, frame.f_lineno).strip()
+    return f" line {frame.f_lineno} (`{text}`)"
+
+
+def _check_bounds(kind: str, addrs: np.ndarray, mask: np.ndarray, nbytes: int) -> None:
+    """Raise KernelMemoryError if an active lane falls outside every tensor argument."""
+    if not _launches:
+        return
+    launch = _launches[-1]
+    active = addrs[mask]
+    if active.size == 0:
+        return
+    ok = np.zeros(active.shape, dtype=bool)
+    for r in launch.regions:
+        ok |= (active >= r.start) & (active + nbytes <= r.end)
+    if ok.all():
+        return
+    bad = active[~ok].astype(np.int64)
+    raise KernelMemoryError(_oob_message(kind, launch, bad, nbytes, int(active.size)))
+
+
+def _oob_message(kind: str, launch: _Launch, bad: np.ndarray, nbytes: int, n_active: int) -> str:
+    first = int(bad.min())
+    # The pointer most likely came from the nearest tensor that starts at or below the address.
+    below = [r for r in launch.regions if r.start <= first] or launch.regions
+    r = max(below, key=lambda r: r.start) if below else None
+    where = _kernel_line(launch.filename)
+    if r is None:
+        return f"{launch.kernel}{where}: {kind} out of bounds (the kernel has no tensor arguments)"
+    elems = sorted({(int(b) - r.start) // nbytes for b in bad})
+    shown = ", ".join(map(str, elems[:4])) + (", ..." if len(elems) > 4 else "")
+    size = (r.end - r.start) // nbytes
+    return (
+        f"{launch.kernel}{where}: {kind} out of bounds of `{r.name}` ({r.desc}, {size} elements): "
+        f"{len(bad)} of {n_active} active lanes at element offsets {shown}; "
+        f"mask the {kind} (e.g. `mask=offs < n_cols`)"
+    )
+
+
+def _elem_bytes(ptrs) -> int:
+    return max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+
+
+def _account(kind: str, ptrs, mask) -> None:
+    nbytes = _elem_bytes(ptrs)
+    m = np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape)
+    _check_bounds(kind, np.asarray(ptrs.data), m, nbytes)
+    moved = int(m.sum()) * nbytes
+    for t in _counters:
+        if kind == "load":
+            t.bytes_loaded += moved
+        elif kind == "store":
+            t.bytes_stored += moved
+        else:
+            t.bytes_atomic += moved
+
+
+def _wrap_builder(builder_cls) -> None:
+    load, store = builder_cls.create_masked_load, builder_cls.create_masked_store
+    rmw, cas = builder_cls.create_atomic_rmw, builder_cls.create_atomic_cas
+
+    def create_masked_load(self, ptrs, mask, other, *args, **kwargs):
+        _account("load", ptrs, mask)
+        return load(self, ptrs, mask, other, *args, **kwargs)
+
+    def create_masked_store(self, ptrs, value, mask, *args, **kwargs):
+        _account("store", ptrs, mask)
+        return store(self, ptrs, value, mask, *args, **kwargs)
+
+    def create_atomic_rmw(self, op, ptr, val, mask, *args, **kwargs):
+        _account("atomic", ptr, mask)
+        return rmw(self, op, ptr, val, mask, *args, **kwargs)
+
+    def create_atomic_cas(self, ptr, cmp, val, *args, **kwargs):
+        _account("atomic", ptr, type("AllLanes", (), {"data": True})())
+        return cas(self, ptr, cmp, val, *args, **kwargs)
+
+    builder_cls.create_masked_load = create_masked_load
+    builder_cls.create_masked_store = create_masked_store
+    builder_cls.create_atomic_rmw = create_atomic_rmw
+    builder_cls.create_atomic_cas = create_atomic_cas
+
+
+def _wrap_executor(executor_cls, builder) -> None:
+    init_args, call = executor_cls._init_args_hst, executor_cls.__call__
+
+    def _init_args_hst(self, args_dev, kwargs):
+        args_hst, kwargs_hst = init_args(self, args_dev, kwargs)
+        if _launches and not _launches[-1].regions:
+            _launches[-1].regions = _regions(self.arg_names, args_hst, kwargs_hst)
+        return args_hst, kwargs_hst
+
+    def __call__(self, *args, **kwargs):
+        code = getattr(self.fn, "__code__", None)
+        launch = _Launch(self.fn.__name__, code.co_filename if code else "", [])
+        _launches.append(launch)
+        try:
+            call(self, *args, **kwargs)
+        finally:
+            _launches.pop()
+        programs = int(np.prod(builder.grid_dim))
+        for t in _counters:
+            t.launches += 1
+            t.programs += programs
+            t.kernels.append(launch.kernel)
+
+    executor_cls._init_args_hst = _init_args_hst
+    executor_cls.__call__ = __call__
+
+
+_installed = False
+_HOOKS = ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas")
+
+
+def install() -> None:
+    """Wrap the Triton interpreter once per process (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    import triton
+    from triton.runtime import interpreter
+
+    missing = [h for h in _HOOKS if not hasattr(interpreter.InterpreterBuilder, h)]
+    if missing or not hasattr(interpreter.GridExecutor, "_init_args_hst"):
+        raise RuntimeError(
+            f"triton {triton.__version__}'s interpreter lacks {missing or '_init_args_hst'}: "
+            "the efficiency tier supports the pinned triton (see requirements.txt); run `make env`"
+        )
+    _wrap_builder(interpreter.InterpreterBuilder)
+    _wrap_executor(interpreter.GridExecutor, interpreter.interpreter_builder)
+    _installed = True

@@ -1,0 +1,208 @@
+"""L23 · Online softmax: the (m, d) recurrence, its bytes ledger, and two Triton kernels.
+
+Lecture 23 (03_CUDA与算子性能优化/23_经典算子优化_Reduce与Softmax_OnlineSoftmax_Fused.md) builds
+softmax up from its safe form, softmax(x)_i = e^(x_i - m) / Σ_j e^(x_j - m) with m = max_j x_j,
+to the *online* form that keeps a running max m and a running denominator d in one pass:
+
+    m_k = max(m_{k-1}, x_k)
+    d_k = d_{k-1} · e^(m_{k-1} - m_k) + e^(x_k - m_k)
+
+Two partial states merge associatively: (m_a, d_a) ⊕ (m_b, d_b) = (m, d_a e^(m_a - m) + d_b e^(m_b - m))
+with m = max(m_a, m_b). That merge is what warps, blocks and FlashAttention's tiles do.
+
+Bytes moved per row of N elements of b bytes each (the "ledger"): three passes (max, sum,
+normalize) read x three times and write y once, 4Nb; online (stats, then normalize) reads twice,
+3Nb; fused (the row held on chip) reads once, 2Nb. For fp32: 16N, 12N, 8N.
+
+Conventions: -inf entries contribute e^(-inf) = 0; the empty stream is the identity (-inf, 0.0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import torch
+import triton
+import triton.language as tl
+
+ALGORITHMS = ("three_pass", "online", "fused")
+MAX_COLS = 16384  # softmax_fused keeps one row in registers: the contract stops here
+State = tuple[float, float]
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. The online state and its merge (plain Python: the algebra before the kernel)
+# ---------------------------------------------------------------------------------------------
+
+
+def online_softmax_state(xs: Iterable[float]) -> State:
+    """Running max ``m`` and denominator ``d = Σ e^(x - m)`` of ``xs``, in one streaming pass.
+
+    ``xs`` may be a one-shot iterator: read each value once. [2.0, 4.0, 1.0] → (4.0, 1.185122...).
+    The empty stream gives (-inf, 0.0).
+    """
+    # TODO: stream xs once, updating (m, d) with the recurrence in the module docstring.
+    ### BEGIN SOLUTION
+    m, d = -math.inf, 0.0
+    for x in xs:
+        x = float(x)
+        if x > m:
+            d = d * math.exp(m - x) + 1.0  # rescale the old terms to the new max; e^(x - x) = 1
+            m = x
+        elif x != -math.inf:
+            d += math.exp(x - m)
+    return m, d
+    ### END SOLUTION
+
+
+def merge_online_states(a: State, b: State) -> State:
+    """Combine the states of two disjoint parts of a stream: ``state(A + B)``.
+
+    Associative and commutative, with identity (-inf, 0.0); never computes e^m itself, so it does
+    not overflow for large m.
+    """
+    # TODO: rescale both denominators to the larger max; mind the identity (-inf, 0.0).
+    ### BEGIN SOLUTION
+    (m_a, d_a), (m_b, d_b) = a, b
+    m = max(m_a, m_b)
+    if m == -math.inf:
+        return -math.inf, 0.0
+    return m, d_a * math.exp(m_a - m) + d_b * math.exp(m_b - m)
+    ### END SOLUTION
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. The bytes ledger
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_size(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an int count, got {value!r} ({type(value).__name__})")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+def softmax_hbm_bytes(n_rows: int, n_cols: int, elem_bytes: int, algorithm: str) -> int:
+    """Bytes a row-wise softmax of an ``n_rows × n_cols`` tensor moves to and from global memory.
+
+    ``algorithm``: "three_pass" reads x three times, "online" twice, "fused" once; each writes y
+    once. Exact int bytes. Invalid arguments raise ValueError naming the argument.
+    """
+    # TODO: validate the arguments, then count reads and writes of x and y in bytes.
+    ### BEGIN SOLUTION
+    n_rows, n_cols = _check_size("n_rows", n_rows), _check_size("n_cols", n_cols)
+    elem_bytes = _check_size("elem_bytes", elem_bytes)
+    if elem_bytes == 0:
+        raise ValueError("elem_bytes must be > 0")
+    reads = {"three_pass": 3, "online": 2, "fused": 1}.get(algorithm)
+    if reads is None:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    tensor_bytes = n_rows * n_cols * elem_bytes
+    return reads * tensor_bytes + tensor_bytes  # reads of x + one write of y
+    ### END SOLUTION
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Kernels
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_input(x: torch.Tensor, max_cols: int | None = None) -> tuple[int, int]:
+    """(n_rows, n_cols) of a 2-D floating tensor, or a ValueError that says what is wrong."""
+    if x.dim() != 2:
+        raise ValueError(f"x must be 2-D (rows × cols), got shape {tuple(x.shape)}")
+    if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        raise ValueError(f"x must be float32, float16 or bfloat16, got {x.dtype}")
+    n_rows, n_cols = x.shape
+    if n_rows < 1 or n_cols < 1 or (max_cols is not None and n_cols > max_cols):
+        raise ValueError(f"x must have 1 <= n_cols <= {max_cols} and n_rows >= 1, got {tuple(x.shape)}")
+    return n_rows, n_cols
+
+
+@triton.jit
+def _softmax_fused_kernel(x_ptr, y_ptr, n_cols, stride_xm, stride_xn, stride_ym, stride_yn,
+                          BLOCK_N: tl.constexpr):
+    """One program per row; the whole row (BLOCK_N >= n_cols) stays in registers."""
+    # Plan: 1. load the row once (masked lanes read -inf so they never win the max and e^-inf = 0)
+    #       2. m = max, num = e^(x - m), den = Σ num, all in fp32
+    #       3. store num / den once, cast to y's dtype. Graded: read N elements, write N elements.
+    # TODO: write the fused kernel body following the plan.
+    ### BEGIN SOLUTION
+    row = tl.program_id(0).to(tl.int64)
+    offs_n = tl.arange(0, BLOCK_N)
+    mask = offs_n < n_cols
+    x = tl.load(x_ptr + row * stride_xm + offs_n * stride_xn, mask=mask, other=-float("inf"))
+    x = x.to(tl.float32)  # read N elements
+    num = tl.exp(x - tl.max(x, axis=0))
+    y = num / tl.sum(num, axis=0)
+    tl.store(y_ptr + row * stride_ym + offs_n * stride_yn, y.to(y_ptr.dtype.element_ty), mask=mask)
+    ### END SOLUTION
+
+
+def softmax_fused(x: torch.Tensor) -> torch.Tensor:
+    """Row-wise softmax of a 2-D tensor (fp32/fp16/bf16, 1 <= n_cols <= 16384) in one Triton kernel.
+
+    Same shape and dtype as x; each element of x is read once and each element of y written once.
+    """
+    n_rows, n_cols = _check_input(x, MAX_COLS)
+    # TODO: allocate y, pick BLOCK_N (a power of two >= n_cols) and launch one program per row.
+    ### BEGIN SOLUTION
+    y = torch.empty_like(x)
+    block_n = triton.next_power_of_2(n_cols)
+    _softmax_fused_kernel[(n_rows,)](
+        x, y, n_cols, x.stride(0), x.stride(1), y.stride(0), y.stride(1), BLOCK_N=block_n
+    )
+    return y
+    ### END SOLUTION
+
+
+@triton.jit
+def _softmax_online_kernel(x_ptr, y_ptr, n_cols, stride_xm, stride_xn, stride_ym, stride_yn,
+                           BLOCK_N: tl.constexpr):
+    """One program per row, walking it in tiles of BLOCK_N columns, any n_cols."""
+    # Plan: pass 1 over the tiles keeps an online (m, d) state (one per lane, merged at the end, or
+    #       one per tile); pass 2 re-reads each tile and stores e^(x - m) / d.
+    #       Graded: read 2N elements, write N elements; no third pass.
+    # TODO: write the two passes of the online kernel following the plan.
+    ### BEGIN SOLUTION
+    row = tl.program_id(0).to(tl.int64)
+    x_row, y_row = x_ptr + row * stride_xm, y_ptr + row * stride_ym
+    m_lane = tl.full([BLOCK_N], -float("inf"), tl.float32)
+    d_lane = tl.zeros([BLOCK_N], tl.float32)
+    for start in range(0, n_cols, BLOCK_N):  # pass 1: read N elements
+        offs_n = start + tl.arange(0, BLOCK_N)
+        x = tl.load(x_row + offs_n * stride_xn, mask=offs_n < n_cols, other=-float("inf")).to(tl.float32)
+        m_new = tl.maximum(m_lane, x)
+        m_safe = tl.where(m_new == -float("inf"), 0.0, m_new)  # a lane that saw only -inf keeps d = 0
+        d_lane = d_lane * tl.exp(m_lane - m_safe) + tl.exp(x - m_safe)
+        m_lane = m_new
+    m = tl.max(m_lane, axis=0)  # merge the lanes' states: the ⊕ of part 1
+    d = tl.sum(d_lane * tl.exp(m_lane - m), axis=0)
+    for start in range(0, n_cols, BLOCK_N):  # pass 2: read N elements, write N elements
+        offs_n = start + tl.arange(0, BLOCK_N)
+        mask = offs_n < n_cols
+        x = tl.load(x_row + offs_n * stride_xn, mask=mask, other=-float("inf")).to(tl.float32)
+        y = tl.exp(x - m) / d
+        tl.store(y_row + offs_n * stride_yn, y.to(y_ptr.dtype.element_ty), mask=mask)
+    ### END SOLUTION
+
+
+def softmax_online(x: torch.Tensor, block_n: int = 128) -> torch.Tensor:
+    """Row-wise softmax of a 2-D tensor of any width, in tiles of ``block_n`` columns (a power of 2).
+
+    Same shape and dtype as x; one Triton kernel that reads x twice and writes y once.
+    """
+    n_rows, n_cols = _check_input(x)
+    if isinstance(block_n, bool) or not isinstance(block_n, int) or block_n < 1 or block_n & (block_n - 1):
+        raise ValueError(f"block_n must be a power of two, got {block_n!r}")
+    # TODO: allocate y and launch the online kernel, one program per row, BLOCK_N=block_n.
+    ### BEGIN SOLUTION
+    y = torch.empty_like(x)
+    _softmax_online_kernel[(n_rows,)](
+        x, y, n_cols, x.stride(0), x.stride(1), y.stride(0), y.stride(1), BLOCK_N=block_n
+    )
+    return y
+    ### END SOLUTION

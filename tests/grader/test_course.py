@@ -1,0 +1,97 @@
+"""The course proves itself: solutions at full marks, stubs at 0, known-wrong rejected, known-right accepted.
+
+Each grading run is a child pytest process (as `make grade` runs it); the runs of a unit share a
+session cache and run two at a time (the machines have two cores).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader import api, known
+from grader.known import KnownImpl
+from grader.results import GradeReport, Status, TestResult, Tier
+from grader.target import REPO_ROOT
+
+UNITS = api.all_units()
+WRONG = [k for u in UNITS for k in known.known_impls(u, "known_wrong")]
+RIGHT = [k for u in UNITS for k in known.known_impls(u, "known_right")]
+CPU_TIERS = (Tier.CORRECTNESS, Tier.EFFICIENCY)
+
+pytestmark = pytest.mark.slow
+
+
+def _grade_known(impl: KnownImpl) -> GradeReport:
+    with tempfile.TemporaryDirectory(prefix="dripstone-known-") as tmp:
+        return api.grade(known.build_target(impl, Path(tmp)), units=[impl.unit], exercises=impl.exercises)
+
+
+@pytest.fixture(scope="session")
+def known_reports() -> dict[str, GradeReport]:
+    """Grade every known implementation once, two at a time."""
+    impls = WRONG + RIGHT
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip((k.name for k in impls), pool.map(_grade_known, impls), strict=True))
+
+
+def _table(results: Iterable[TestResult]) -> str:
+    return "\n".join(f"  {r.exercise}/{r.tier}/{r.name}: {r.status} {r.score:g}/{r.points:g} {r.message[:160]}"
+                     for r in results)
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_solutions_score_full_marks(unit):
+    report = api.grade(REPO_ROOT / "solutions", units=[unit])
+    lost = [r for r in report.results if r.status not in (Status.PASSED, Status.PENDING_GPU)]
+    assert not lost, f"solutions/{unit} loses points:\n{_table(lost)}"
+    assert report.score == report.max_score > 0
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_stubs_score_zero_without_crashing(unit):
+    report = api.grade(REPO_ROOT / "exercises", units=[unit])
+    wrong = [r for r in report.results if r.status not in (Status.TODO, Status.PENDING_GPU) or r.score]
+    assert not wrong, f"exercises/{unit}: every test should be TODO at 0 points:\n{_table(wrong)}"
+    assert all(r.message.startswith("TODO") for r in report.results if r.status is Status.TODO)
+
+
+@pytest.mark.parametrize("impl", WRONG, ids=lambda k: k.name)
+def test_known_wrong_is_rejected(impl: KnownImpl, known_reports):
+    """Declared tiers lose points; the exercise's other tiers keep full marks."""
+    report = known_reports[impl.name]
+    for exercise in impl.exercises:
+        for tier in CPU_TIERS:
+            rs = [r for r in report.results if r.exercise == exercise and r.tier is tier]
+            lost = [r for r in rs if r.score < r.max_score]
+            if tier.value in impl.rejected_by[exercise]:
+                assert rs and lost, f"{impl.name} ({impl.doc}) passes every {exercise} {tier} test:\n{_table(rs)}"
+            else:
+                assert not lost, f"{impl.name} should keep full {exercise} {tier} marks:\n{_table(lost)}"
+
+
+@pytest.mark.parametrize("impl", RIGHT, ids=lambda k: k.name)
+def test_known_right_scores_full_marks(impl: KnownImpl, known_reports):
+    report = known_reports[impl.name]
+    lost = [r for r in report.results if r.tier in CPU_TIERS and r.score < r.max_score]
+    assert report.results and not lost, f"{impl.name} ({impl.doc}) is correct but loses points:\n{_table(lost)}"
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_every_test_rejects_some_known_wrong(unit, known_reports):
+    """A test that no known-wrong implementation fails asserts nothing we know of."""
+    solutions = api.grade(REPO_ROOT / "solutions", units=[unit])
+    graded = {r.nodeid for r in solutions.results if r.tier in CPU_TIERS}
+    rejecting = {r.nodeid for k in WRONG if k.unit == unit
+                 for r in known_reports[k.name].results if r.score < r.max_score}
+    idle = sorted(graded - rejecting)
+    assert not idle, f"{unit}: these tests reject no known-wrong implementation; add one:\n  " + "\n  ".join(idle)
+
+
+def test_every_unit_has_known_wrong_implementations():
+    missing = [u for u in UNITS if not known.known_impls(u, "known_wrong")]
+    assert not missing, f"units without tests/<unit>/known_wrong/: {missing}"
