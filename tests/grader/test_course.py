@@ -6,6 +6,7 @@ session cache and run two at a time (the machines have two cores).
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -31,12 +32,17 @@ def _grade_known(impl: KnownImpl) -> GradeReport:
         return api.grade(known.build_target(impl, Path(tmp)), units=[impl.unit], exercises=impl.exercises)
 
 
-@pytest.fixture(scope="session")
-def known_reports() -> dict[str, GradeReport]:
-    """Grade every known implementation once, two at a time."""
-    impls = WRONG + RIGHT
+@functools.cache
+def unit_reports(unit: str) -> dict[str, GradeReport]:
+    """Grade every known implementation of a unit once, two at a time (the machines have 2 cores)."""
+    impls = [k for k in WRONG + RIGHT if k.unit == unit]
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip((k.name for k in impls), pool.map(_grade_known, impls), strict=True))
+
+
+@functools.cache
+def solutions_report(unit: str) -> GradeReport:
+    return api.grade(REPO_ROOT / "solutions", units=[unit])
 
 
 def _table(results: Iterable[TestResult]) -> str:
@@ -46,7 +52,7 @@ def _table(results: Iterable[TestResult]) -> str:
 
 @pytest.mark.parametrize("unit", UNITS)
 def test_solutions_score_full_marks(unit):
-    report = api.grade(REPO_ROOT / "solutions", units=[unit])
+    report = solutions_report(unit)
     lost = [r for r in report.results if r.status not in (Status.PASSED, Status.PENDING_GPU)]
     assert not lost, f"solutions/{unit} loses points:\n{_table(lost)}"
     assert report.score == report.max_score > 0
@@ -61,9 +67,9 @@ def test_stubs_score_zero_without_crashing(unit):
 
 
 @pytest.mark.parametrize("impl", WRONG, ids=lambda k: k.name)
-def test_known_wrong_is_rejected(impl: KnownImpl, known_reports):
+def test_known_wrong_is_rejected(impl: KnownImpl):
     """Declared tiers lose points; the exercise's other tiers keep full marks."""
-    report = known_reports[impl.name]
+    report = unit_reports(impl.unit)[impl.name]
     for exercise in impl.exercises:
         for tier in CPU_TIERS:
             rs = [r for r in report.results if r.exercise == exercise and r.tier is tier]
@@ -75,19 +81,18 @@ def test_known_wrong_is_rejected(impl: KnownImpl, known_reports):
 
 
 @pytest.mark.parametrize("impl", RIGHT, ids=lambda k: k.name)
-def test_known_right_scores_full_marks(impl: KnownImpl, known_reports):
-    report = known_reports[impl.name]
+def test_known_right_scores_full_marks(impl: KnownImpl):
+    report = unit_reports(impl.unit)[impl.name]
     lost = [r for r in report.results if r.tier in CPU_TIERS and r.score < r.max_score]
     assert report.results and not lost, f"{impl.name} ({impl.doc}) is correct but loses points:\n{_table(lost)}"
 
 
 @pytest.mark.parametrize("unit", UNITS)
-def test_every_test_rejects_some_known_wrong(unit, known_reports):
+def test_every_test_rejects_some_known_wrong(unit):
     """A test that no known-wrong implementation fails asserts nothing we know of."""
-    solutions = api.grade(REPO_ROOT / "solutions", units=[unit])
-    graded = {r.nodeid for r in solutions.results if r.tier in CPU_TIERS}
+    graded = {r.nodeid for r in solutions_report(unit).results if r.tier in CPU_TIERS}
     rejecting = {r.nodeid for k in WRONG if k.unit == unit
-                 for r in known_reports[k.name].results if r.score < r.max_score}
+                 for r in unit_reports(unit)[k.name].results if r.score < r.max_score}
     idle = sorted(graded - rejecting)
     assert not idle, f"{unit}: these tests reject no known-wrong implementation; add one:\n  " + "\n  ".join(idle)
 
