@@ -90,6 +90,6 @@ def check_stubs() -> list[stubs.Drift]:
     return stubs.check(REPO_ROOT / "solutions", REPO_ROOT / "exercises")
 
 
-def write_stubs() -> list[Path]:
-    """Regenerate exercises/ from solutions/."""
-    return stubs.write(REPO_ROOT / "solutions", REPO_ROOT / "exercises")
+def write_stubs(units: Sequence[str] = ()) -> list[Path]:
+    """Regenerate exercises/ from solutions/ (every unit, or the named ones)."""
+    return stubs.write(REPO_ROOT / "solutions", REPO_ROOT / "exercises", tuple(units))

@@ -42,7 +42,7 @@ def _stubs(args: argparse.Namespace) -> int:
             return 1
         print("exercises/ is in sync with solutions/")
         return 0
-    for path in api.write_stubs():
+    for path in api.write_stubs(args.unit):
         print(f"wrote {path.relative_to(REPO_ROOT)}")
     return 0
 
@@ -69,6 +69,7 @@ def parser() -> argparse.ArgumentParser:
     g.set_defaults(func=_grade)
     s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
     s.add_argument("--check", action="store_true", help="fail if exercises/ is out of date")
+    s.add_argument("--unit", "-u", action="append", default=[], help="only this unit (full name); repeatable")
     s.set_defaults(func=_stubs)
     u = sub.add_parser("units", help="list the units that have grading tests")
     u.set_defaults(func=_units)

@@ -85,12 +85,12 @@ def make_stub(source: str, *, suffix: str = ".py", name: str = "<solution>") -> 
     return "".join(out)
 
 
-def generate(solutions: Path) -> dict[Path, str]:
-    """Relative path → stub text for every file under ``solutions/``."""
+def generate(solutions: Path, units: tuple[str, ...] = ()) -> dict[Path, str]:
+    """Relative path → stub text for every file under ``solutions/`` (or under the given units)."""
     out: dict[Path, str] = {}
     for path in sorted(solutions.rglob("*")):
         rel = path.relative_to(solutions)
-        if path.is_dir() or SKIP.search(str(rel)):
+        if path.is_dir() or SKIP.search(str(rel)) or (units and rel.parts[0] not in units):
             continue
         text = path.read_text()
         out[rel] = make_stub(text, suffix=path.suffix, name=f"solutions/{rel}") if path.suffix in COMMENT else text
@@ -112,10 +112,10 @@ def check(solutions: Path, exercises: Path) -> list[Drift]:
     return drift
 
 
-def write(solutions: Path, exercises: Path) -> list[Path]:
-    """Regenerate exercises/ from solutions/; returns the files written."""
+def write(solutions: Path, exercises: Path, units: tuple[str, ...] = ()) -> list[Path]:
+    """Regenerate exercises/ from solutions/ (all units, or the given ones); returns the files written."""
     written = []
-    for rel, text in generate(solutions).items():
+    for rel, text in generate(solutions, units).items():
         dest = exercises / rel
         if not dest.is_file() or dest.read_text() != text:
             dest.parent.mkdir(parents=True, exist_ok=True)
