@@ -94,3 +94,8 @@ MODELS: dict[str, Model] = {
     "llama-3-70b": Model("LLaMA-3-70B", 80, 8192, 64, 8, 28672, 128256, 70_553_706_496,
                          source="Meta Llama 3 HF config; CATALOG §3"),
 }
+
+
+# ---- Network links (per direction), for the communication ledgers (L09, L13, L18) --------------
+NIC_400G_BYTES_PER_S = 400 * 10**9 / 8  # 400 Gb/s NIC (InfiniBand NDR, RoCE): 50 GB/s raw; L09
+NIC_400G_EFFECTIVE_BYTES_PER_S = 45 * GB  # the course's effective rate after protocol overhead; L09, L13
