@@ -10,6 +10,13 @@ function) and uses the solution's other names. It declares, as literals::
     REJECTED_BY = {"softmax_fused": ["correctness"]}  # known_wrong: exercise -> tiers that must lose points
     ACCEPTED = ["softmax_fused"]                      # known_right: exercises that must keep full marks
 
+A CUDA C++ exercise's known implementation is a whole ``.cu`` file that *replaces* the unit's
+``<MODULE>.cu``; its leading ``//`` comment block holds the description, then the same declarations::
+
+    // Classic bug: the warp reduction sums through shared memory, no shuffle.
+    // MODULE = "cuda_reduce"
+    // REJECTED_BY = {"warp_sum": ["efficiency"]}
+
 For a known-wrong file, the listed tiers of the listed exercises must lose points and every other
 tier of those exercises must keep full marks (a three-pass kernel is correct: it loses efficiency
 points only). Across a unit's known-wrong files, every correctness and efficiency test must reject
@@ -19,6 +26,7 @@ at least one: a test that rejects nothing asserts nothing.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,9 +64,27 @@ def _literal(tree: ast.Module, name: str, path: Path):
     raise ValueError(f"{path}: declare {name} = ... (see grader/known.py)")
 
 
+_CU_DECL = re.compile(r"^//\s*(MODULE|REJECTED_BY|ACCEPTED)\s*=\s*(.+)$")
+
+
+def _cu_as_python(path: Path) -> str:
+    """A .cu file's header comment as the Python a .py known implementation would declare."""
+    doc, decls = [], []
+    for line in path.read_text().splitlines():
+        if not line.startswith("//"):
+            break
+        m = _CU_DECL.match(line)
+        if m:
+            decls.append(f"{m[1]} = {m[2]}")
+        elif not decls:
+            doc.append(line.removeprefix("//").strip())
+    return "\n".join([repr(" ".join(doc).strip()), *decls])
+
+
 def read(path: Path) -> KnownImpl:
     """Parse a known implementation's declarations without running it."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    text = _cu_as_python(path) if path.suffix == ".cu" else path.read_text()
+    tree = ast.parse(text, filename=str(path))
     doc = ast.get_docstring(tree)
     if not doc:
         raise ValueError(f"{path}: start with a docstring naming the bug or the alternative")
@@ -74,14 +100,19 @@ def read(path: Path) -> KnownImpl:
 def known_impls(unit: str, kind: str) -> list[KnownImpl]:
     """The unit's known implementations of one kind, sorted by name."""
     folder = REPO_ROOT / "tests" / unit / kind
-    return [read(p) for p in sorted(folder.glob("*.py"))] if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return [read(p) for p in sorted([*folder.glob("*.py"), *folder.glob("*.cu")])]
 
 
 def build_target(impl: KnownImpl, dest: Path) -> Path:
-    """A target folder: the unit's solutions with the override appended to its module."""
+    """A target folder: the unit's solutions with the override appended to its module (.cu: replacing it)."""
     unit_dir = dest / impl.unit
     shutil.copytree(REPO_ROOT / "solutions" / impl.unit, unit_dir,
                     ignore=shutil.ignore_patterns("__pycache__"))
+    if impl.path.suffix == ".cu":
+        (unit_dir / f"{impl.module}.cu").write_text(impl.path.read_text())
+        return dest
     module = unit_dir / f"{impl.module}.py"
     module.write_text(
         module.read_text() + f"\n\n# ---- override from tests/{impl.name}.py ----\n" + impl.path.read_text()

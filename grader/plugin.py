@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton (DESIGN §3)
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # numba.cuda exercises run simulated (grader/cuda.py)
 
 import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402

@@ -8,7 +8,11 @@ In a solution file each region sits right under the TODO that names its task::
     ### END SOLUTION
 
 The stub keeps everything outside the regions (docstrings, plans, signatures, helpers) and replaces
-each region by ``raise NotImplementedError("TODO: ...")`` at the region's indentation. The markers
+each region by ``raise NotImplementedError("TODO: ...")`` at the region's indentation. In CUDA C++
+(``.cu``, ``// ### BEGIN SOLUTION``) a region must sit inside a function body and becomes
+``DRIPSTONE_TODO("TODO: ...");``: the solution file defines that macro (``__trap()``) outside its
+regions, so the stub compiles, traps if launched, and the grader reports the function as TODO
+(grader/cuda.py). The markers
 are nbgrader's, so the same files feed nbgrader's generate_assignment. Other files (READMEs) are
 copied as they are. ``--check`` fails when exercises/ differs from what would be generated, or when a
 region has no TODO above it: a stub without a TODO cannot tell the learner what to do.
@@ -16,6 +20,7 @@ region has no TODO above it: a stub without a TODO cannot tell the learner what 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +42,13 @@ class Drift:
     problem: str
 
 
+CUDA_TODO = "DRIPSTONE_TODO"
+
+
 def _raise_line(indent: str, todo: str, suffix: str) -> str:
     if suffix == ".py":
         return f"{indent}raise NotImplementedError({todo!r})\n"
-    return f'{indent}#error "{todo}"\n' if indent == "" else f"{indent}/* {todo} */\n"
+    return f"{indent}{CUDA_TODO}({json.dumps(todo, ensure_ascii=False)});\n"
 
 
 def _todo_above(lines: list[str], i: int, comment: str) -> str | None:
@@ -59,7 +67,7 @@ def _todo_above(lines: list[str], i: int, comment: str) -> str | None:
 def make_stub(source: str, *, suffix: str = ".py", name: str = "<solution>") -> str:
     """The stub text of one solution file."""
     comment = COMMENT[suffix]
-    begin, end = f"{comment}{BEGIN.removeprefix('#')}", f"{comment}{END.removeprefix('#')}"
+    begin, end = (BEGIN, END) if suffix == ".py" else (f"{comment} {BEGIN}", f"{comment} {END}")
     lines = source.splitlines(keepends=True)
     out: list[str] = []
     i = 0
@@ -75,6 +83,8 @@ def make_stub(source: str, *, suffix: str = ".py", name: str = "<solution>") -> 
         if todo is None:
             raise StubError(f"{name} line {i + 1}: put a `{comment} TODO: <task>` comment right above {BEGIN}")
         indent = line[: len(line) - len(line.lstrip())]
+        if suffix != ".py" and not indent:
+            raise StubError(f"{name} line {i + 1}: put CUDA solution regions inside a function body (indented)")
         j = next((k for k in range(i + 1, len(lines)) if lines[k].strip() == end), None)
         if j is None:
             raise StubError(f"{name} line {i + 1}: {BEGIN} is never closed by {END}")
@@ -107,6 +117,8 @@ def check(solutions: Path, exercises: Path) -> list[Drift]:
             drift.append(Drift(str(rel), "has no TODO: the learner has nothing to do"))
         if rel.suffix == ".py" and BEGIN in (solutions / rel).read_text() and "NotImplementedError" not in text:
             drift.append(Drift(str(rel), "stub raises no NotImplementedError"))
+        if rel.suffix in (".cu", ".cuh") and f"{CUDA_TODO}(" in text and f"#define {CUDA_TODO}" not in text:
+            drift.append(Drift(str(rel), f"defines no {CUDA_TODO} macro: the stub would not compile"))
     have = {p.relative_to(exercises) for p in exercises.rglob("*") if p.is_file() and not SKIP.search(str(p))}
     drift += [Drift(str(rel), "is in exercises/ but not in solutions/") for rel in sorted(have - set(want))]
     return drift

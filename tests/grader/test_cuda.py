@@ -1,0 +1,204 @@
+"""grader/cuda.py: NVRTC compiles and reports, the simulator's traced traffic, .cu stubs and known files."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import numpy as np
+import pytest
+
+from grader import cuda, known, stubs
+from grader.target import SubmissionError
+
+os.environ.setdefault(cuda.SIM_ENV, "1")
+
+PRELUDE = "#ifndef DRIPSTONE_TODO\n#define DRIPSTONE_TODO(task) __trap()\n#endif\n"
+SHFL = PRELUDE + textwrap.dedent("""\
+    extern "C" __global__ void warp_total(const float* x, float* out) {
+        float v = x[threadIdx.x];
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+        if (threadIdx.x == 0) out[blockIdx.x] = v;
+    }
+    extern "C" __global__ void smem_total(const float* x, float* out) {
+        __shared__ float s[256];
+        s[threadIdx.x] = x[threadIdx.x];
+        __syncthreads();
+        for (int o = 128; o > 0; o >>= 1) {
+            if (threadIdx.x < o) s[threadIdx.x] += s[threadIdx.x + o];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+    }
+""")
+
+
+# ---- NVRTC ------------------------------------------------------------------------------------
+
+
+def test_compile_reports_resources_and_ptx():
+    c = cuda.compile_cu(SHFL, "demo.cu")
+    assert set(c.resources) == {"warp_total", "smem_total"}
+    assert c.kernel("smem_total").smem_bytes == 1024 and c.kernel("warp_total").smem_bytes == 0
+    assert c.kernel("warp_total").spill_stores == 0 and c.kernel("warp_total").registers > 0
+    assert cuda.ptx_instructions(c.ptx_of("warp_total"), "shfl.sync")
+    assert not cuda.ptx_instructions(c.ptx_of("smem_total"), "shfl.sync")
+    assert cuda.ptx_instructions(c.ptx_of("smem_total"), "bar.sync")
+    assert c.cubin[:4] == b"\x7fELF"
+    with pytest.raises(SubmissionError, match="no kernel `missing`"):
+        c.kernel("missing")
+
+
+def test_parse_ptxas_counts_spills():
+    log = textwrap.dedent("""\
+        ptxas info    : Compiling entry function 'k' for 'sm_90'
+        ptxas info    : Function properties for k
+            40 bytes stack frame, 36 bytes spill stores, 28 bytes spill loads
+        ptxas info    : Used 255 registers, used 1 barriers, 4224 bytes smem
+    """)
+    assert cuda.parse_ptxas(log)["k"] == cuda.KernelResources("k", 255, 4224, 40, 36, 28)
+
+
+def test_compile_error_names_the_line():
+    src = PRELUDE + 'extern "C" __global__ void k(float* y) {\n    y[0] = undefined_name;\n}\n'
+    with pytest.raises(cuda.CudaCompileError, match=r"bad\.cu line 5: compile error: .*undefined_name"):
+        cuda.compile_cu(src, "bad.cu")
+
+
+def test_stub_region_is_todo_and_compiles():
+    solution = PRELUDE + textwrap.dedent("""\
+        extern "C" __global__ void k(float* y) {
+            // TODO: store 1 into y[0]
+            // ### BEGIN SOLUTION
+            y[0] = 1.f;
+            // ### END SOLUTION
+        }
+        extern "C" __global__ void done(float* y) { y[0] = 2.f; }
+    """)
+    stub = stubs.make_stub(solution, suffix=".cu")
+    assert 'DRIPSTONE_TODO("TODO: store 1 into y[0]");' in stub and "y[0] = 1.f" not in stub
+    src = cuda.CudaSource(None, "stub.cu", stub)
+    with pytest.raises(NotImplementedError, match=r"TODO: store 1 into y\[0\] \(stub\.cu line 6, in `k`\)"):
+        src.require_done("done", "k")
+    src.require_done("done")
+    assert set(src.compile().resources) == {"k", "done"}
+
+
+def test_stub_region_outside_a_function_is_refused():
+    with pytest.raises(stubs.StubError, match="inside a function body"):
+        stubs.make_stub("// TODO: x\n// ### BEGIN SOLUTION\nint x;\n// ### END SOLUTION\n", suffix=".cu")
+
+
+def test_known_cu_file_replaces_the_module(tmp_path, monkeypatch):
+    unit = tmp_path / "tests" / "l99_demo" / "known_wrong"
+    unit.mkdir(parents=True)
+    f = unit / "cuda_no_shuffle.cu"
+    f.write_text(
+        '// Classic bug: sums through shared memory,\n// no shuffle.\n// MODULE = "red"\n'
+        '// REJECTED_BY = {"warp_total": ["efficiency"]}\nint replaced;\n'
+    )
+    impl = known.read(f)
+    assert impl.doc == "Classic bug: sums through shared memory, no shuffle."
+    assert (impl.module, impl.rejected_by) == ("red", {"warp_total": ("efficiency",)})
+    sol = tmp_path / "solutions" / "l99_demo"
+    sol.mkdir(parents=True)
+    (sol / "red.cu").write_text("original")
+    (sol / "other.py").write_text("x = 1")
+    monkeypatch.setattr(known, "REPO_ROOT", tmp_path)
+    dest = known.build_target(impl, tmp_path / "target")
+    assert (dest / "l99_demo" / "red.cu").read_text() == f.read_text()
+    assert (dest / "l99_demo" / "other.py").read_text() == "x = 1"
+
+
+# ---- the simulator ------------------------------------------------------------------------------
+
+
+# Kernels live at module level: the simulator swaps the global that names numba.cuda while they run.
+sim = cuda.sim_cuda()
+
+
+@sim.jit
+def copy_rows(x, y):  # thread i of a warp reads x[i]: 4 sectors per fp32 warp request
+    i = sim.grid(1)
+    if i < x.shape[0]:
+        y[i] = x[i]
+
+
+@sim.jit
+def copy_strided(x, y, stride):  # thread i reads x[i * stride]
+    i = sim.grid(1)
+    if i * stride < x.shape[0]:
+        y[i] = x[i * stride]
+
+
+@sim.jit
+def column_read(y):
+    padded = sim.shared.array((32, 33), np.float32)
+    square = sim.shared.array((32, 32), np.float32)
+    t = sim.threadIdx.x
+    for r in range(32):
+        padded[r, t] = r
+        square[r, t] = r
+    sim.syncthreads()
+    y[t] = padded[t, 0] + square[t, 0]  # a column of each tile
+
+
+@sim.jit
+def reads_unwritten(y):
+    s = sim.shared.array(32, np.float32)
+    y[sim.threadIdx.x] = s[sim.threadIdx.x]
+
+
+@sim.jit
+def off_by_one(x, y):
+    i = sim.grid(1)
+    y[i] = x[i - 1]
+
+
+@pytest.mark.parametrize("stride, sectors", [(1, 4), (2, 8), (4, 16), (8, 32), (32, 32)])
+def test_sim_counts_sectors_per_warp(stride, sectors):
+    x = np.arange(32 * stride, dtype=np.float32)
+    y = sim.device_array(32, np.float32)
+    with cuda.sim_traffic() as t:
+        copy_strided[1, 32](sim.to_device(x), y, stride)
+    assert (t.launches, t.load_requests, t.load_sectors, t.store_sectors) == (1, 1, sectors, 4)
+    assert t.bytes_loaded == t.bytes_stored == 128
+
+
+def test_sim_bank_conflicts_and_poisoned_shared_memory():
+    y = sim.device_array(32, np.float32)
+    with cuda.sim_traffic() as t:
+        column_read[1, 32](y)
+    # 64 conflict-free row stores; the padded column read (pitch 33 words) spreads over 32 banks,
+    # the square one (pitch 32) hits one bank 32 times
+    assert (t.shared_requests, t.shared_wavefronts, t.max_conflict_degree) == (66, 64 + 1 + 32, 32)
+    assert np.array_equal(y.copy_to_host(), 2 * np.arange(32))
+    assert cuda.bank_conflict_degree_of({4 * 32 * i for i in range(32)}) == 32
+    assert cuda.bank_conflict_degree_of({0} | {4 * 32 * i for i in range(2)}) == 2
+    assert cuda.bank_conflict_degree_of({0, 4, 128 + 4}) == 2
+    reads_unwritten[1, 32](y)
+    assert np.isnan(y.copy_to_host()).all()
+
+
+def test_run_sim_kernel_checks_the_output_and_refuses_negative_indices():
+    x = np.arange(40, dtype=np.float32)
+
+    def full(d):
+        y = sim.device_array(40, np.float32)
+        copy_rows[2, 32](d, y)
+        return y
+
+    def short_grid(d):
+        y = sim.device_array(40, np.float32)
+        copy_rows[1, 32](d, y)
+        return y
+
+    out, t = cuda.run_sim_kernel("copy", full, x)
+    assert np.array_equal(out, x) and t.blocks == 2
+    with pytest.raises(AssertionError, match="8 of 40 output elements were never written"):
+        cuda.run_sim_kernel("copy", short_grid, x)
+    with pytest.raises(AssertionError, match="copied a device array to the host"):
+        cuda.run_sim_kernel("copy", lambda d: sim.to_device(d.copy_to_host()), x)
+
+    with pytest.raises(IndexError, match="negative"):
+        off_by_one[1, 4](sim.to_device(x), sim.device_array(4, np.float32))
