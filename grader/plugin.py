@@ -7,13 +7,15 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton (DESIGN §3)
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # numba.cuda exercises run simulated (grader/cuda.py)
 
+import json  # noqa: E402
+import re  # noqa: E402
 import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-from grader import harness, perf, target  # noqa: E402
+from grader import boundary, harness, perf, target  # noqa: E402
 from grader.results import Status, TestResult, Tier  # noqa: E402
 
 TARGET_OPTION = "--target"
@@ -21,11 +23,13 @@ TARGET_HELP = "folder laid out like exercises/ to grade (default: exercises/)"
 EXERCISE_OPTION = "--exercise"
 EXERCISE_HELP = "grade only tests of this exercise (function name); repeatable"
 REPORT_OPTION = "--dripstone-report"
-REPORT_HELP = "write one JSON result per graded test to this file"
+REPORT_HELP = "write one JSON result per graded test to this file (or fd:N, an open descriptor)"
+MANIFEST_OPTION = "--dripstone-manifest"
+MANIFEST_HELP = "write the graded tests (nodeid, unit, exercise, tier, points) collected to this JSON file"
 
 TIERS = tuple(t.value for t in Tier)
-TESTS_DIR = target.REPO_ROOT / "tests"
 _RESULTS = pytest.StashKey[TestResult]()
+HYPOTHESIS_FAILURE = re.compile(r"(Falsifying|Failing)( explicit)? (example|test case)")
 
 # Grading is deterministic: same examples every run, no deadline (the interpreter is slow and the
 # machine noisy), nothing written into the target, and the replay blob printed on failure.
@@ -47,14 +51,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(TARGET_OPTION, default=None, help=TARGET_HELP)
     group.addoption(EXERCISE_OPTION, action="append", default=[], help=EXERCISE_HELP)
     group.addoption(REPORT_OPTION, default=None, help=REPORT_HELP)
+    group.addoption(MANIFEST_OPTION, default=None, help=MANIFEST_HELP)
+
+
+MARKERS = (
+    "correctness: tier: right answers on CPU",
+    "efficiency: tier: counted traffic and launches held against the unit's ledger",
+    "gpu_perf: tier: timed on a GPU against the vendor op; pending without one",
+    "exercise(name): the learner function a grading test grades",
+    "points(n): points a grading test is worth",
+    "hint(text): a question pointing at the likely bug",
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Point the loader at the target and wrap the Triton interpreter."""
+    """Register the markers, point the loader at the target and wrap the Triton interpreter."""
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
     if config.getoption(TARGET_OPTION):
         os.environ[target.TARGET_ENV] = str(Path(config.getoption(TARGET_OPTION)).resolve())
     report = config.getoption(REPORT_OPTION)
-    if report:
+    if report and report.startswith("fd:"):
+        boundary.protect_fd(int(report[3:]))  # batch grading: learner children never hold it
+    elif report:
         Path(report).write_text("")
     from grader import traffic
 
@@ -62,9 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def unit_of(item: pytest.Item) -> str | None:
-    """``l23_online_softmax`` for tests/l23_online_softmax/...; None for the engine's own tests."""
+    """``l23_online_softmax`` for <rootdir>/tests/l23_online_softmax/...; None for the engine's own tests."""
     try:
-        parts = Path(item.path).resolve().relative_to(TESTS_DIR).parts
+        parts = Path(item.path).resolve().relative_to(item.config.rootpath.resolve() / "tests").parts
     except ValueError:
         return None
     return parts[0] if len(parts) > 1 and parts[0] != "grader" else None
@@ -98,6 +117,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    if config.getoption(MANIFEST_OPTION):
+        _write_manifest(Path(config.getoption(MANIFEST_OPTION)), items)
+
+
+def _write_manifest(path: Path, items: list[pytest.Item]) -> None:
+    graded = []
+    for item in items:
+        if unit_of(item) is not None:
+            tier, exercise, points = _grading_markers(item)
+            graded.append({"nodeid": item.nodeid, "unit": unit_of(item), "exercise": exercise,
+                           "tier": tier, "points": points})
+    path.write_text(json.dumps(graded, indent=1))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -187,7 +218,7 @@ def _classify_failure(base: dict, exc: BaseException, hint: str) -> TestResult:
     if not isinstance(root, AssertionError | target.SubmissionError):
         first = f"{type(root).__name__}: {first}{_learner_frame(root)}"
     rest = "\n".join(text.splitlines()[1:])
-    if "Falsifying" in notes or "Failing explicit example" in notes:
+    if HYPOTHESIS_FAILURE.search(notes):
         notes += (f"\nreplay: make grade L={base['unit'].split('_')[0][1:]} E={base['exercise']} "
                   "(derandomized: the same inputs every run)")
     return TestResult(**base, status=Status.FAILED, score=0.0, message=first,
@@ -199,6 +230,8 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """Append this test's result to the report file as soon as it is known."""
     result = item.stash.get(_RESULTS, None)
     path = item.config.getoption(REPORT_OPTION)
-    if result is not None and path:
+    if result is not None and path and path.startswith("fd:"):
+        os.write(int(path[3:]), (result.to_json() + "\n").encode())
+    elif result is not None and path:
         with open(path, "a") as f:
             f.write(result.to_json() + "\n")

@@ -214,6 +214,10 @@ def _wrap_executor(executor_cls, builder) -> None:
         _launches.append(launch)
         try:
             call(self, *args, **kwargs)
+        except Exception as exc:
+            if isinstance(exc.__cause__, KernelMemoryError):  # not Triton's InterpreterError(repr(...))
+                raise exc.__cause__.with_traceback(None) from None
+            raise
         finally:
             _launches.pop()
         programs = int(np.prod(builder.grid_dim))

@@ -1,0 +1,99 @@
+"""Loading learner code by path, the errors a broken submission gets, and the kernel guards."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from grader import guard, harness, target
+from grader.guard import TorchComputeRefused
+from grader.target import SubmissionError
+
+
+@pytest.fixture
+def submission(tmp_path, monkeypatch):
+    """A target folder with one unit `u`; write modules with ``submission("m", source)``."""
+    monkeypatch.setenv(target.TARGET_ENV, str(tmp_path))
+    (tmp_path / "u").mkdir()
+
+    def write(module: str, source: str) -> None:
+        (tmp_path / "u" / f"{module}.py").write_text(source)
+
+    return write
+
+
+def test_missing_file_names_the_file_and_the_fix(submission):
+    with pytest.raises(SubmissionError, match=r"u/absent\.py not found: restore it"):
+        harness.learner("u", "absent", "f")()
+
+
+def test_syntax_error_names_the_line(submission):
+    submission("broken", "def f(:\n    pass\n")
+    with pytest.raises(SubmissionError, match=r"broken\.py line 1: syntax error"):
+        harness.learner("u", "broken", "f")()
+
+
+@pytest.mark.parametrize("body, kind", [("raise RuntimeError('boom')", "RuntimeError: boom"),
+                                        ("import sys; sys.exit(0)", "SystemExit"),
+                                        ("import not_a_module_xyz", "ModuleNotFoundError")])
+def test_import_time_failures_become_submission_errors(submission, body, kind):
+    submission("explodes", f"X = 1\n{body}\n")
+    with pytest.raises(SubmissionError, match=f"explodes\\.py line 2: importing it raised {kind}"):
+        harness.learner("u", "explodes", "f")()
+
+
+def test_missing_function_and_wrong_signature(submission):
+    submission("m", "def f(a, b):\n    return a + b\nVALUE = 3\n")
+    assert harness.learner("u", "m", "f")(1, 2) == 3
+    with pytest.raises(SubmissionError, match="has no `g`: define it"):
+        harness.learner("u", "m", "g")()
+    with pytest.raises(SubmissionError, match="is not a function"):
+        harness.learner("u", "m", "VALUE")()
+    with pytest.raises(SubmissionError, match=r"f\(a, b\) does not accept the contract's arguments"):
+        harness.learner("u", "m", "f")(1, 2, c=3)
+
+
+def test_modules_are_cached_per_file_and_never_write_bytecode(submission, tmp_path):
+    submission("m", "import itertools\nCOUNTER = itertools.count()\ndef f():\n    return next(COUNTER)\n")
+    f = harness.learner("u", "m", "f")
+    assert [f(), f()] == [0, 1]
+    assert not (tmp_path / "u" / "__pycache__").exists()
+
+
+def test_guard_refuses_compute_and_allows_allocation_and_views():
+    x = torch.randn(4, 8)
+    with guard.refuse_torch_compute("softmax_fused"):
+        y = torch.empty_like(x)
+        x.view(-1), x.t(), x[1:], x.stride(), x.shape, x.is_contiguous(), x.numel()
+        for op in (lambda: torch.softmax(x, -1), lambda: x.exp(), lambda: x @ x.t(), lambda: x.max(),
+                   lambda: x.float(), lambda: y.copy_(x), lambda: torch.nn.functional.softmax(x, -1)):
+            with pytest.raises(TorchComputeRefused, match="softmax_fused called `.*`: a kernel exercise"):
+                op()
+    assert torch.softmax(x, -1).shape == x.shape  # outside the block torch works again
+
+
+def test_kernel_exercise_must_not_modify_or_return_its_input(submission):
+    submission("k", "def inplace(x):\n    y = x.view(-1)\n    return x\n")
+    with pytest.raises(AssertionError, match="returned its input"):
+        harness.learner("u", "k", "inplace", kernel=True)(torch.randn(3))
+
+
+KERNEL_THAT_WRITES_ITS_INPUT = """
+import torch, triton, triton.language as tl
+
+@triton.jit
+def _scale_inplace(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+def double(x):
+    y = torch.empty_like(x)
+    _scale_inplace[(1,)](x, x.numel(), BLOCK=16)
+    return y
+"""
+
+
+def test_kernel_exercise_must_not_modify_its_input(submission):
+    submission("w", KERNEL_THAT_WRITES_ITS_INPUT)
+    with pytest.raises(AssertionError, match="double modified its input #0"):
+        harness.learner("u", "w", "double", kernel=True)(torch.randn(10))

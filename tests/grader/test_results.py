@@ -1,0 +1,66 @@
+"""Reports and exports: Gradescope's results.json schema, CSV, the scoreboard."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from rich.console import Console
+
+from grader import results, scoreboard
+from grader.results import GradeReport, Status, TestResult, Tier
+
+
+def _r(name: str, status: Status, score: float, points: float = 2, tier: Tier = Tier.CORRECTNESS, **kw) -> TestResult:
+    return TestResult(nodeid=f"tests/l23_x/test_k.py::{name}", unit="l23_x", exercise="softmax_fused", tier=tier,
+                      points=points, status=status, score=score, **kw)
+
+
+REPORT = GradeReport("exercises", (
+    _r("test_ok", Status.PASSED, 2),
+    _r("test_bad", Status.FAILED, 0, message="3 of 8 elements differ", detail="Falsifying: x=1", hint="Mask?"),
+    _r("test_todo", Status.TODO, 0, tier=Tier.EFFICIENCY, message="TODO: write the kernel"),
+    _r("test_speed", Status.PENDING_GPU, 0, points=5, tier=Tier.GPU_PERF, message="pending GPU: no CUDA"),
+))
+
+
+def test_pending_gpu_counts_toward_neither_score_nor_max():
+    assert (REPORT.score, REPORT.max_score) == (2, 6)
+    assert [r.name for r in REPORT.pending_gpu] == ["test_speed"]
+
+
+def test_gradescope_schema():
+    gs = results.gradescope(REPORT)
+    assert (gs["score"], gs["max_score"]) == (2, 6)
+    assert [t["status"] for t in gs["tests"]] == ["passed", "failed", "failed"]
+    for t in gs["tests"]:
+        assert set(t) == {"name", "score", "max_score", "status", "output", "extra_data"}
+        assert set(t["extra_data"]) == {"unit", "exercise", "tier"} and t["extra_data"]["exercise"] == "softmax_fused"
+    bad = gs["tests"][1]
+    assert bad["output"] == "3 of 8 elements differ\nFalsifying: x=1\nHint: Mask?"
+    assert "pending GPU" in gs["output"] and gs["extra_data"]["pending_gpu"] == ["l23_x · softmax_fused · test_speed"]
+    json.dumps(gs)  # serializable
+
+
+def test_csv_has_one_row_per_test(tmp_path):
+    path = tmp_path / "r.csv"
+    results.write_csv(REPORT, path)
+    rows = list(csv.DictReader(path.open()))
+    assert [r["status"] for r in rows] == ["passed", "failed", "todo", "pending_gpu"]
+    assert rows[3]["max_score"] == "0.0"
+
+
+def test_results_round_trip_through_json_lines(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(r.to_json() for r in REPORT.results) + "\n")
+    assert tuple(results.read_results(path)) == REPORT.results
+
+
+def test_scoreboard_shows_rows_failures_todo_and_pending():
+    out = io.StringIO()
+    scoreboard.render(REPORT, Console(file=out, width=160))
+    text = out.getvalue()
+    assert "FAIL" in text and "3 of 8 elements differ" in text and "Mask?" in text
+    assert "TODO" in text and "pending GPU" in text and "total: 2/6" in text
+    assert "1 gpu_perf test(s), 5 points, pending GPU" in text

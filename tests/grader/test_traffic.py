@@ -1,0 +1,139 @@
+"""The traffic counter against hand-counted kernels, and its bounds checks."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from grader import traffic
+from grader.traffic import KernelMemoryError, count_traffic
+
+traffic.install()
+
+
+@triton.jit
+def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def _copy_twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(x_ptr + offs, mask=mask)
+    b = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, a + b, mask=mask)
+
+
+@triton.jit
+def _unmasked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs), mask=offs < n)
+
+
+@triton.jit
+def _store_past_end(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs + 1, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def _block_ptr_copy(x_ptr, y_ptr, m, n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    src = tl.make_block_ptr(x_ptr, (m, n), (n, 1), (0, 0), (BLOCK_M, BLOCK_N), (1, 0))
+    dst = tl.make_block_ptr(y_ptr, (m, n), (n, 1), (0, 0), (BLOCK_M, BLOCK_N), (1, 0))
+    tl.store(dst, tl.load(src, boundary_check=(0, 1)), boundary_check=(0, 1))
+
+
+@triton.jit
+def _atomic_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+
+
+def _launch(kernel, x, y, block=256):
+    kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block)
+
+
+@pytest.mark.parametrize("dtype, size", [(torch.float32, 4), (torch.float16, 2), (torch.int8, 1)])
+def test_masked_copy_counts_active_lanes_only(dtype, size):
+    """1000 elements in 4 blocks of 256: 24 masked-off lanes move nothing."""
+    x = torch.arange(1000).to(dtype)
+    y = torch.empty_like(x)
+    with count_traffic() as t:
+        _launch(_copy, x, y)
+    assert torch.equal(x, y)
+    assert (t.bytes_loaded, t.bytes_stored, t.launches, t.programs) == (1000 * size, 1000 * size, 1, 4)
+    assert t.kernels == ["_copy"]
+
+
+def test_each_load_counts():
+    x = torch.randn(300)
+    with count_traffic() as t:
+        _launch(_copy_twice, x, torch.empty_like(x), block=128)
+    assert (t.bytes_loaded, t.bytes_stored) == (2 * 1200, 1200)
+
+
+def test_launches_accumulate_and_blocks_nest():
+    x = torch.randn(64)
+    with count_traffic() as outer:
+        _launch(_copy, x, torch.empty_like(x), block=64)
+        with count_traffic() as inner:
+            _launch(_copy, x, torch.empty_like(x), block=32)
+    assert (inner.launches, inner.programs, inner.bytes_loaded) == (1, 2, 256)
+    assert (outer.launches, outer.programs, outer.bytes_loaded) == (2, 3, 512)
+
+
+def test_block_pointer_loads_count_inside_the_boundary_only():
+    """A 40×24 copy through 32×32 block pointers: boundary_check masks the padding."""
+    x = torch.randn(40, 24)
+    y = torch.zeros_like(x)
+    with count_traffic() as t:
+        _block_ptr_copy[(1,)](x, y, 40, 24, BLOCK_M=32, BLOCK_N=32)
+    assert t.bytes_loaded == t.bytes_stored == 32 * 24 * 4  # the first 32 rows, 24 valid columns
+
+
+def test_atomics_are_counted_separately():
+    x = torch.ones(512)
+    out = torch.zeros(1)
+    with count_traffic() as t:
+        _launch(_atomic_sum, x, out, block=128)
+    assert out.item() == 512
+    assert (t.bytes_loaded, t.bytes_atomic) == (2048, 4 * 4)
+
+
+def test_unmasked_tail_load_is_reported_with_tensor_and_line():
+    x = torch.randn(1000)
+    with pytest.raises(KernelMemoryError) as err, count_traffic():
+        _launch(_unmasked, x, torch.empty_like(x))
+    msg = str(err.value)
+    assert "_unmasked line" in msg and "tl.load(x_ptr + offs)" in msg
+    assert "load out of bounds of `x_ptr` (1000 float32, 1000 elements)" in msg
+    assert "24 of 256 active lanes at element offsets 1000, 1001" in msg and "mask the load" in msg
+
+
+def test_store_past_the_end_is_reported():
+    x = torch.randn(16)
+    with pytest.raises(KernelMemoryError, match=r"store out of bounds of `y_ptr`.*offsets 16"):
+        _store_past_end[(1,)](x, torch.empty_like(x), 16, BLOCK=16)
+
+
+def test_view_bounds_are_the_view_not_the_storage():
+    """Writing one element past a slice is caught even though the storage continues."""
+    base = torch.zeros(64)
+    x = torch.randn(16)
+    with pytest.raises(KernelMemoryError, match="`y_ptr` \\(16 float32"):
+        _store_past_end[(1,)](x, base[:16], 16, BLOCK=16)
+    assert base[16] == 0, "the out-of-bounds store must not reach memory"
+
+
+def test_counting_does_not_change_results():
+    x = torch.randn(4000)
+    y1, y2 = torch.empty_like(x), torch.empty_like(x)
+    _launch(_copy, x, y1)
+    with count_traffic():
+        _launch(_copy, x, y2)
+    assert torch.equal(y1, y2) and torch.equal(y1, x)
