@@ -72,7 +72,9 @@ def grade(
         cmd += [a for e in exercises for a in ("--exercise", e)]
         if junit:
             cmd += [f"--junitxml={junit}"]
-        env = {**os.environ, TARGET_ENV: str(target), "PYTHONDONTWRITEBYTECODE": "1"}
+        # Hypothesis keeps a cache of constants beside its database: keep both out of the repo and target.
+        env = {**os.environ, TARGET_ENV: str(target), "PYTHONDONTWRITEBYTECODE": "1",
+               "HYPOTHESIS_STORAGE_DIRECTORY": str(Path(tmp) / "hypothesis")}
         proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
         if log:
             log.write_text(proc.stdout + proc.stderr)
