@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from grader.results import GradeReport, Status, TestResult, totals
+from grader.results import GradeReport, Status, TestResult, Tier, totals
 
 STYLE = {
     Status.PASSED: ("PASS", "green"),
@@ -33,39 +33,55 @@ def _points(score: float, max_score: float) -> str:
     return f"{score:g}/{max_score:g}"
 
 
-def render(report: GradeReport, console: Console, *, verbose: bool = False) -> None:
-    """Print the scoreboard of a report."""
-    table = Table(title=f"Dripstone · {report.target}", box=box.SIMPLE_HEAVY, expand=True)
-    for col, kw in [("unit", {}), ("exercise", {}), ("tier", {}), ("points", {"justify": "right"}),
-                    ("status", {}), ("first failure · hint", {"ratio": 1, "overflow": "fold"})]:
+def _rows(results: list[TestResult]) -> dict[tuple[str, Tier], list[TestResult]]:
+    """Tests grouped by exercise (in the order tests first meet it), tiers in the grading order."""
+    first = {r.exercise: i for i, r in reversed(list(enumerate(results)))}
+    tiers = list(Tier)
+    out: dict[tuple[str, Tier], list[TestResult]] = {}
+    for r in sorted(results, key=lambda r: (first[r.exercise], tiers.index(r.tier))):
+        out.setdefault((r.exercise, r.tier), []).append(r)
+    return out
+
+
+def _unit_table(unit: str, results: list[TestResult], verbose: bool) -> Table:
+    score, max_score = totals(results)
+    table = Table(title=f"{unit}  {_points(score, max_score)}", title_justify="left", box=box.SIMPLE_HEAD,
+                  expand=True, title_style="bold")
+    for col, kw in [("exercise", {"no_wrap": True}), ("tier", {"no_wrap": True}),
+                    ("points", {"justify": "right", "no_wrap": True}), ("status", {"no_wrap": True}),
+                    ("first failure · hint", {"ratio": 1, "overflow": "fold"})]:
         table.add_column(col, **kw)
-    last_unit = None
-    for (unit, exercise, tier), results in report.by_exercise().items():
-        status = _row_status(results)
+    for (exercise, tier), rs in _rows(results).items():
+        status = _row_status(rs)
         label, style = STYLE[status]
-        problem = _first_problem(results)
+        problem = _first_problem(rs)
         detail = Text()
-        if problem is not None:
+        if problem is not None and problem.status is not Status.PENDING_GPU:
             detail.append(problem.message)
-            if problem.hint:
+            if problem.hint and problem.status is Status.FAILED:
                 detail.append(f"\n→ {problem.hint}", style="dim")
-        score, max_score = totals(results)
-        shown_max = _points(score, max_score) if status is not Status.PENDING_GPU else f"–/{results[0].points:g}"
-        table.add_row(unit if unit != last_unit else "", exercise, str(tier), shown_max,
-                      Text(label, style=style), detail)
-        last_unit = unit
+        s, m = totals(rs)
+        points = _points(s, m) if status is not Status.PENDING_GPU else f"–/{sum(r.points for r in rs):g}"
+        table.add_row(exercise, str(tier), points, Text(label, style=style), detail)
         if verbose:
-            for r in results:
-                table.add_row("", "", "", _points(r.score, r.max_score), STYLE[r.status][0],
+            for r in rs:
+                table.add_row("", "", _points(r.score, r.max_score), STYLE[r.status][0],
                               Text(f"{r.name}: {r.message}", style="dim"))
-    console.print(table)
+    return table
+
+
+def render(report: GradeReport, console: Console, *, verbose: bool = False) -> None:
+    """Print the scoreboard of a report: a table per unit, then totals and what to do next."""
+    console.print(f"[bold]Dripstone[/bold] · grading {report.target}")
+    for unit, results in report.by_unit().items():
+        console.print(_unit_table(unit, results, verbose))
     _footer(report, console)
 
 
 def _footer(report: GradeReport, console: Console) -> None:
     for unit, results in report.by_unit().items():
         score, max_score = totals(results)
-        console.print(f"  {unit}: [bold]{_points(score, max_score)}[/bold] points")
+        console.print(f"  {unit}: {_points(score, max_score)} points")
     console.print(f"  [bold]total: {_points(report.score, report.max_score)}[/bold]")
     if report.pending_gpu:
         pts = sum(r.points for r in report.pending_gpu)
