@@ -111,7 +111,8 @@ def gradescope(report: GradeReport) -> dict[str, object]:
             "score": round(r.score, 4),
             "max_score": r.points,
             "status": "passed" if r.status is Status.PASSED else "failed",
-            "output": "\n".join(x for x in (r.message, r.detail, r.hint and f"Hint: {r.hint}") if x),
+            "output": "\n".join(x for x in (r.message, r.detail, r.hint and f"Hint: {r.hint}",
+                                             r.record and f"Measured: {json.dumps(r.record, sort_keys=True)}") if x),
             "extra_data": {"unit": r.unit, "exercise": r.exercise, "tier": str(r.tier)},
         }
         for r in report.results
