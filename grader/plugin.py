@@ -145,6 +145,7 @@ def pytest_runtest_call(item: pytest.Item):
         return (yield)
     finally:
         harness.set_gpu_mode(False)
+        boundary.end_test()  # batch grading: no learner state outlives a test
 
 
 @pytest.fixture

@@ -1,0 +1,370 @@
+"""The trusted boundary inside a grading process: learner code runs in a forked child, never here.
+
+In batch grading (``DRIPSTONE_ISOLATE=1``, set by :mod:`grader.sandbox`) the pytest process is the
+judge. The first learner call of each test forks a *worker*; the worker loads the learner's module,
+runs each call of that test under the kernel guard and the traffic counters and sends back a plain
+result; the plugin ends it when the test ends (:func:`end_test`), so nothing the learner keeps in
+memory outlives one test. The learner's code never runs in the process that compares outputs and
+records scores, so it cannot patch ``grader``, ``torch.allclose`` or the plugin, nor write a
+result line:
+
+* the result travels as ``torch.save`` bytes read back with ``weights_only=True`` (tensors, numbers,
+  tuples: nothing that runs code when loaded), and an exception as plain strings;
+* tensor arguments reach the worker through a shared-memory arena mapped before the fork; the
+  parent compares the arena with its own copy after the call, so an input the learner mutated is
+  rejected by a check the learner cannot patch;
+* file descriptors registered with :func:`protect_fd` (the results channel) are closed in the child
+  before any learner code runs, and the parent is made non-dumpable, so the child cannot reopen
+  them through ``/proc/<ppid>/fd`` nor ptrace the parent;
+* a call that does not return within ``DRIPSTONE_CALL_TIMEOUT`` seconds is killed and later calls
+  of the same function fail at once (a hang costs that exercise, not the whole submission);
+* a worker that exits (``sys.exit``, ``os._exit``) or dies of a limit fails that call only; the
+  next call forks a fresh one.
+
+A fork costs tens of milliseconds with torch loaded (page tables), which is why there is one
+worker per test rather than one per call (hypothesis calls a function hundreds of times).
+
+What the child reports besides its output (bytes counted by the traffic hook, a guard refusal) is
+computed where the learner's code runs and could be forged by a determined submission; the batch
+summary says so. Single-learner ``make grade`` does not fork: a learner cheating on their own
+machine only fools themselves, and grading stays fast.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import ctypes
+import io
+import mmap
+import os
+import pickle
+import select
+import signal
+import struct
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from grader import traffic
+from grader.target import SubmissionError, target_root
+
+ISOLATE_ENV = "DRIPSTONE_ISOLATE"
+CALL_TIMEOUT_ENV = "DRIPSTONE_CALL_TIMEOUT"
+DEFAULT_CALL_TIMEOUT_S = 60.0
+MAX_REPLY_BYTES = 256 * 2**20
+ARENA_BYTES = 256 * 2**20  # shared inputs of one call; only the pages touched cost memory
+PR_SET_DUMPABLE = 4
+_HEADER = struct.Struct("<Q")
+
+_protected: set[int] = set()
+_hung: set[str] = set()
+
+
+class LearnerRaised(Exception):
+    """Stands for an exception type of the learner's that is not rebuilt by name here."""
+
+
+class LearnerCallFailed(AssertionError):
+    """The learner's call hung, ended its process or returned something that is not data."""
+
+
+def enabled() -> bool:
+    return os.environ.get(ISOLATE_ENV) == "1"
+
+
+def protect_fd(fd: int) -> None:
+    """Close ``fd`` in every worker before learner code runs; make this process non-dumpable."""
+    _protected.add(fd)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def call_timeout_s() -> float:
+    return float(os.environ.get(CALL_TIMEOUT_ENV) or DEFAULT_CALL_TIMEOUT_S)
+
+
+@dataclass(frozen=True)
+class _Raised:
+    type_name: str
+    message: str
+    where: str
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """Where one tensor argument lies in the arena: rebuilt with the same strides in the worker."""
+
+    offset: int
+    nbytes: int
+    dtype: torch.dtype
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    storage_offset: int
+
+    def view(self, arena: mmap.mmap) -> torch.Tensor:
+        raw = torch.frombuffer(arena, dtype=torch.uint8, count=self.nbytes, offset=self.offset)
+        return raw.view(self.dtype).as_strided(self.shape, self.stride, self.storage_offset)
+
+
+@dataclass
+class _Worker:
+    pid: int
+    requests: int  # fd the parent writes requests to
+    replies: int  # fd the parent reads replies from
+
+
+_arena: mmap.mmap | None = None
+_worker: _Worker | None = None
+
+
+def call(name: str, run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+         inputs_read_only: bool) -> Any:
+    """``run(*args, **kwargs)`` in this test's worker; its result (data only) or its exception, rebuilt here.
+
+    Tensor arguments go through the shared arena. With ``inputs_read_only`` (kernel exercises) the
+    arena is compared with them afterwards and a mutated input raises AssertionError here, in the
+    trusted process; otherwise what the call wrote into them is copied back.
+    """
+    if name in _hung:
+        raise LearnerCallFailed(f"{name} hung in an earlier call and was stopped; not called again")
+    worker = _ensure_worker()
+    shared_args, placed = _share(args)
+    request = pickle.dumps((run, shared_args, kwargs, len(traffic._counters)))
+    reply = _exchange(worker, name, request)
+    for i, (spec, original) in enumerate(placed):
+        if not inputs_read_only:
+            original.copy_(spec.view(_arena))
+        elif not _same(spec.view(_arena), original):
+            raise AssertionError(f"{name} modified its input #{i}: write results to a new tensor")
+    return _unpack(name, reply)
+
+
+def end_test() -> None:
+    """Stop the current test's worker (the plugin calls this after every test)."""
+    global _worker
+    if _worker is not None:
+        _kill(_worker.pid)
+        for fd in (_worker.requests, _worker.replies):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        _worker = None
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                                 and torch.equal(a.nan_to_num(), b.nan_to_num()))
+
+
+def _share(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[tuple[_Shared, torch.Tensor]]]:
+    """Tensor arguments copied into the arena (same storage layout); others passed as they are."""
+    out, placed, offset = [], [], 0
+    for a in args:
+        if not isinstance(a, torch.Tensor):
+            out.append(a)
+            continue
+        storage = a.untyped_storage()
+        if offset + storage.nbytes() > ARENA_BYTES:
+            raise RuntimeError(f"grader: inputs over {ARENA_BYTES >> 20} MiB do not fit the shared arena")
+        spec = _Shared(offset, storage.nbytes(), a.dtype, tuple(a.shape), a.stride(), a.storage_offset())
+        raw = torch.empty(storage.nbytes(), dtype=torch.uint8)
+        raw.untyped_storage().copy_(storage)
+        torch.frombuffer(_arena, dtype=torch.uint8, count=spec.nbytes, offset=offset).copy_(raw)
+        out.append(spec)
+        placed.append((spec, a))
+        offset += -(-storage.nbytes() // 64) * 64
+    return tuple(out), placed
+
+
+def _ensure_worker() -> _Worker:
+    global _arena, _worker
+    if _arena is None:
+        _arena = mmap.mmap(-1, ARENA_BYTES)  # MAP_SHARED: the worker sees what the parent writes
+    if _worker is not None:
+        return _worker
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(req_w)
+        os.close(rep_r)
+        _serve(req_r, rep_w)
+    os.close(req_r)
+    os.close(rep_w)
+    _worker = _Worker(pid, req_w, rep_r)
+    return _worker
+
+
+def _serve(requests: int, replies: int) -> None:
+    """The worker: close what the learner must not reach, then answer calls until EOF."""
+    code = 0
+    try:
+        for fd in _protected:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        while (request := _read_message(requests)) is not None:
+            _write_message(replies, _answer(*pickle.loads(request)))
+    except BaseException:  # noqa: BLE001 - the parent sees EOF and fails the call
+        code = 3
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _answer(run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], n_counters: int) -> bytes:
+    counters = [traffic.Traffic() for _ in range(n_counters)]
+    traffic._counters[:] = counters
+    args = tuple(a.view(_arena) if isinstance(a, _Shared) else a for a in args)
+    try:
+        payload: dict[str, Any] = {"value": run(*args, **kwargs)}
+    except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
+        payload = {"raised": asdict(_describe(exc))}
+    payload["traffic"] = [asdict(c) for c in counters]
+    buf = io.BytesIO()
+    try:
+        torch.save(payload, buf)
+    except Exception as exc:  # noqa: BLE001 - an output torch cannot save is the learner's
+        buf = io.BytesIO()
+        torch.save({"unsendable": f"{type(exc).__name__}: {exc}"}, buf)
+    return buf.getvalue()
+
+
+def _write_message(fd: int, data: bytes) -> None:
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes | None:
+    chunks, got = [], 0
+    while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _read_message(fd: int, deadline: float | None = None) -> bytes | None:
+    header = _read_exact(fd, _HEADER.size, deadline)
+    if header is None:
+        return None
+    (size,) = _HEADER.unpack(header)
+    if size > MAX_REPLY_BYTES:
+        raise LearnerCallFailed(f"the learner's call returned more than {MAX_REPLY_BYTES >> 20} MiB")
+    return _read_exact(fd, size, deadline)
+
+
+def _exchange(worker: _Worker, name: str, request: bytes) -> bytes:
+    """Send one request, wait for its reply; a hang, a death or an oversize reply ends the worker."""
+    try:
+        _write_message(worker.requests, request)
+        reply = _read_message(worker.replies, time.monotonic() + call_timeout_s())
+    except TimeoutError:
+        end_test()
+        _hung.add(name)
+        raise LearnerCallFailed(f"{name} did not return within {call_timeout_s():g} s "
+                                "(an endless loop, a sleep, a deadlock?): stopped") from None
+    except (BrokenPipeError, LearnerCallFailed) as exc:
+        reply, failure = None, exc
+    else:
+        failure = None
+    if reply is None:
+        status = _reap(worker.pid)
+        end_test()
+        if isinstance(failure, LearnerCallFailed):
+            raise failure
+        raise LearnerCallFailed(f"{name} ended the grading process before returning ({status}): do not "
+                                "call sys.exit/os._exit, and stay within the memory and CPU limits")
+    return reply
+
+
+def _reap(pid: int) -> str:
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return "already gone"
+    if os.WIFSIGNALED(status):
+        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit status {os.waitstatus_to_exitcode(status)}"
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _describe(exc: BaseException) -> _Raised:
+    root = exc
+    while isinstance(root, BaseExceptionGroup) and root.exceptions:
+        root = root.exceptions[0]
+    frames = [f for f in traceback.extract_tb(root.__traceback__)
+              if Path(f.filename).resolve().is_relative_to(target_root())]
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    message = str(root).strip()
+    notes = getattr(root, "__notes__", None)
+    if notes:
+        message += "\n" + "\n".join(map(str, notes))
+    return _Raised(type(root).__name__, message, where)
+
+
+def _unpack(name: str, reply: bytes) -> Any:
+    try:
+        payload = torch.load(io.BytesIO(reply), weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - anything but plain data is refused
+        raise LearnerCallFailed(f"{name} returned something that is not plain data "
+                                f"(tensors, numbers, tuples): {type(exc).__name__}") from None
+    if not isinstance(payload, dict):
+        raise LearnerCallFailed(f"{name}: malformed reply from the learner process")
+    if "unsendable" in payload:
+        raise LearnerCallFailed(f"{name} returned a value the grader cannot receive: {payload['unsendable']}")
+    _add_traffic(payload.get("traffic", []))
+    if "raised" in payload:
+        raise _rebuild(_Raised(**payload["raised"]))
+    return payload["value"]
+
+
+def _add_traffic(counts: list[dict[str, Any]]) -> None:
+    for mine, theirs in zip(traffic._counters, counts, strict=False):
+        mine.bytes_loaded += int(theirs["bytes_loaded"])
+        mine.bytes_stored += int(theirs["bytes_stored"])
+        mine.bytes_atomic += int(theirs["bytes_atomic"])
+        mine.launches += int(theirs["launches"])
+        mine.programs += int(theirs["programs"])
+        mine.kernels.extend(str(k) for k in theirs["kernels"])
+
+
+def _rebuild(raised: _Raised) -> BaseException:
+    """An exception of the same meaning: TODO stays NotImplementedError, grader errors keep their class."""
+    from grader import guard
+
+    where = f" ({raised.where})" if raised.where else ""
+    known: dict[str, type[BaseException]] = {
+        "SubmissionError": SubmissionError,
+        "TorchComputeRefused": guard.TorchComputeRefused,
+        "KernelMemoryError": traffic.KernelMemoryError,
+    }
+    cls = known.get(raised.type_name) or getattr(builtins, raised.type_name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception) and cls is not Exception:
+        with contextlib.suppress(Exception):
+            return cls(raised.message + where)
+    if raised.type_name in ("SystemExit", "KeyboardInterrupt", "GeneratorExit"):
+        return LearnerCallFailed(f"the learner's code raised {raised.type_name}({raised.message}){where}: "
+                                 "it must return a result, not end the process")
+    return type(raised.type_name, (LearnerRaised,), {})(raised.message + where)
