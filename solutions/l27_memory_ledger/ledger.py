@@ -66,9 +66,7 @@ def training_memory(
 # ---------------------------------------------------------------------------------------------
 
 
-def activation_bytes_per_layer(
-    batch: int, seq_len: int, hidden: int, n_heads: int, recompute: str = "none"
-) -> int:
+def activation_bytes_per_layer(batch: int, seq_len: int, hidden: int, n_heads: int, recompute: str = "none") -> int:
     """Bytes of activations one transformer layer keeps for the backward pass (16-bit activations).
 
     ``recompute``: "none" → 34·B·S·d + 5·B·H·S² (the 5·B·H·S² are the attention scores, softmax
@@ -92,9 +90,7 @@ def activation_bytes_per_layer(
 # ---------------------------------------------------------------------------------------------
 
 
-def kv_cache_bytes(
-    n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int, batch: int, elem_bytes: int = 2
-) -> int:
+def kv_cache_bytes(n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int, batch: int, elem_bytes: int = 2) -> int:
     """Bytes of K and V cached for ``batch`` sequences of ``seq_len`` tokens.
 
     2 (one K and one V) · n_layers · n_kv_heads · head_dim · seq_len · batch · elem_bytes.

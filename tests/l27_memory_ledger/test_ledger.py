@@ -41,8 +41,10 @@ def assert_training_memory(got: object, n: int, per_param: dict[str, int], call:
         assert type(value) is int, f"{call}: {name} must be an int of bytes, got {value!r}"
         if value != per_param[key] * n:
             seen = f"{value / n:g}" if n else f"{value}"
-            raise AssertionError(f"{call}: {name}: expected {per_param[key]} B/param × Ψ = {per_param[key] * n:,} B, "
-                                 f"got {value:,} B ({seen} B/param)")
+            raise AssertionError(
+                f"{call}: {name}: expected {per_param[key]} B/param × Ψ = {per_param[key] * n:,} B, "
+                f"got {value:,} B ({seen} B/param)"
+            )
     total = sum(got[k] for k in PARTS)
     assert got["total"] == total, f"{call}: total = {got['total']:,} B, expected the sum of the parts {total:,} B"
 
@@ -71,18 +73,28 @@ def test_training_memory_worked_numbers():
 def test_training_memory_any_precision(n, w, g, o):
     """Any bytes-per-parameter convention (fp32 weights, no gradients at inference, 8-bit Adam...)."""
     got = training_memory(n, weight_bytes=w, grad_bytes=g, optimizer_bytes=o)
-    assert_training_memory(got, n, {"weights": w, "grads": g, "optimizer": o},
-                           f"training_memory({n}, weight_bytes={w}, grad_bytes={g}, optimizer_bytes={o})")
+    assert_training_memory(
+        got,
+        n,
+        {"weights": w, "grads": g, "optimizer": o},
+        f"training_memory({n}, weight_bytes={w}, grad_bytes={g}, optimizer_bytes={o})",
+    )
 
 
 @pytest.mark.correctness
 @pytest.mark.exercise("training_memory")
 @pytest.mark.points(1)
 @pytest.mark.hint("Raise ValueError naming the argument; is 7e9 an int?")
-@pytest.mark.parametrize("args, kwargs, name", [
-    ((-1,), {}, "n_params"), ((7e9,), {}, "n_params"), ((10,), {"optimizer_bytes": -4}, "optimizer_bytes"),
-    ((10,), {"weight_bytes": 2.0}, "weight_bytes"), ((10,), {"grad_bytes": -2}, "grad_bytes"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, name",
+    [
+        ((-1,), {}, "n_params"),
+        ((7e9,), {}, "n_params"),
+        ((10,), {"optimizer_bytes": -4}, "optimizer_bytes"),
+        ((10,), {"weight_bytes": 2.0}, "weight_bytes"),
+        ((10,), {"grad_bytes": -2}, "grad_bytes"),
+    ],
+)
 def test_training_memory_rejects_bad_arguments(args, kwargs, name):
     with pytest.raises(ValueError) as err:
         training_memory(*args, **kwargs)
@@ -104,12 +116,17 @@ def activations(b: int, s: int, d: int, h: int, mode: str) -> int:
 @pytest.mark.hint("Which term grows with S², and which recompute level throws it away?")
 def test_activations_worked_numbers():
     """Course: B1 S4096 d4096 H32 → 570,425,344 + 2,684,354,560 B; Korthikanti: GPT-3 layer at S=2048 → sbh(34 + 80)."""
-    cases = [((1, 4096, 4096, 32), {"none": 3_254_779_904, "selective": 570_425_344, "full": 33_554_432}),
-             ((1, 2048, 12288, 96), {"none": 2_868_903_936, "selective": 855_638_016, "full": 50_331_648})]
+    cases = [
+        ((1, 4096, 4096, 32), {"none": 3_254_779_904, "selective": 570_425_344, "full": 33_554_432}),
+        ((1, 2048, 12288, 96), {"none": 2_868_903_936, "selective": 855_638_016, "full": 50_331_648}),
+    ]
     for args, want in cases:
         for mode, value in want.items():
-            assert_bytes(activation_bytes_per_layer(*args, recompute=mode), value,
-                         f"activation_bytes_per_layer{args}, recompute={mode!r}")
+            assert_bytes(
+                activation_bytes_per_layer(*args, recompute=mode),
+                value,
+                f"activation_bytes_per_layer{args}, recompute={mode!r}",
+            )
 
 
 @pytest.mark.correctness
@@ -121,7 +138,9 @@ def test_activations_closed_form_and_order(b, s, d, h):
     """Closed form for every level, and full ≤ selective ≤ none."""
     got = {m: activation_bytes_per_layer(b, s, d, h, recompute=m) for m in MODES}
     for mode in MODES:
-        assert_bytes(got[mode], activations(b, s, d, h, mode), f"activation_bytes_per_layer({b}, {s}, {d}, {h}, {mode!r})")
+        assert_bytes(
+            got[mode], activations(b, s, d, h, mode), f"activation_bytes_per_layer({b}, {s}, {d}, {h}, {mode!r})"
+        )
     assert got["full"] <= got["selective"] <= got["none"]
 
 
@@ -129,10 +148,15 @@ def test_activations_closed_form_and_order(b, s, d, h):
 @pytest.mark.exercise("activation_bytes_per_layer")
 @pytest.mark.points(1)
 @pytest.mark.hint("Raise ValueError naming the argument.")
-@pytest.mark.parametrize("args, kwargs, name", [
-    ((-1, 8, 8, 2), {}, "batch"), ((1, 8.0, 8, 2), {}, "seq_len"), ((1, 8, 8, 0), {}, "n_heads"),
-    ((1, 8, 8, 2), {"recompute": "partial"}, "recompute"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, name",
+    [
+        ((-1, 8, 8, 2), {}, "batch"),
+        ((1, 8.0, 8, 2), {}, "seq_len"),
+        ((1, 8, 8, 0), {}, "n_heads"),
+        ((1, 8, 8, 2), {"recompute": "partial"}, "recompute"),
+    ],
+)
 def test_activations_reject_bad_arguments(args, kwargs, name):
     with pytest.raises(ValueError) as err:
         activation_bytes_per_layer(*args, **kwargs)
@@ -164,22 +188,37 @@ def test_kv_worked_numbers():
 @pytest.mark.exercise("kv_cache_bytes")
 @pytest.mark.points(2)
 @pytest.mark.hint("Every argument enters once, as a factor; elem_bytes is 1 for fp8, 4 for fp32.")
-@given(layers=st.integers(0, 128), heads=st.integers(0, 128), dim=st.sampled_from([1, 64, 80, 96, 128, 256]),
-       s=st.integers(0, 2**20), b=st.integers(0, 512), e=st.sampled_from([1, 2, 4]))
+@given(
+    layers=st.integers(0, 128),
+    heads=st.integers(0, 128),
+    dim=st.sampled_from([1, 64, 80, 96, 128, 256]),
+    s=st.integers(0, 2**20),
+    b=st.integers(0, 512),
+    e=st.sampled_from([1, 2, 4]),
+)
 def test_kv_closed_form(layers, heads, dim, s, b, e):
     """2 · L · H_kv · d_head · S · B · elem_bytes, exactly, for every precision."""
-    assert_bytes(kv_cache_bytes(layers, heads, dim, s, b, e), 2 * layers * heads * dim * s * b * e,
-                 f"kv_cache_bytes({layers}, {heads}, {dim}, {s}, {b}, elem_bytes={e})")
+    assert_bytes(
+        kv_cache_bytes(layers, heads, dim, s, b, e),
+        2 * layers * heads * dim * s * b * e,
+        f"kv_cache_bytes({layers}, {heads}, {dim}, {s}, {b}, elem_bytes={e})",
+    )
 
 
 @pytest.mark.correctness
 @pytest.mark.exercise("kv_cache_bytes")
 @pytest.mark.points(1)
 @pytest.mark.hint("Raise ValueError naming the argument; is 10.0 GiB a number of bytes?")
-@pytest.mark.parametrize("args, name", [
-    ((-80, 8, 128, 1, 1), "n_layers"), ((80, 8, 128, 1, -1), "batch"), ((80, 8, 128, 1.5, 1), "seq_len"),
-    ((80, 8, 128, 1, 1, 2.0), "elem_bytes"), ((80, -8, 128, 1, 1), "n_kv_heads"),
-])
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        ((-80, 8, 128, 1, 1), "n_layers"),
+        ((80, 8, 128, 1, -1), "batch"),
+        ((80, 8, 128, 1.5, 1), "seq_len"),
+        ((80, 8, 128, 1, 1, 2.0), "elem_bytes"),
+        ((80, -8, 128, 1, 1), "n_kv_heads"),
+    ],
+)
 def test_kv_rejects_bad_arguments(args, name):
     with pytest.raises(ValueError) as err:
         kv_cache_bytes(*args)
@@ -198,7 +237,8 @@ def test_attention_share_worked_numbers():
     for s, want in [(2048, 0.0766958446), (32768, 1.2271335131)]:
         got = attention_flops_share(32, 4096, 7_000_000_000, s)
         assert isinstance(got, float) and math.isclose(got, want, rel_tol=1e-6), (
-            f"attention_flops_share(32, 4096, 7e9, {s}) = {got!r}, expected {want:.10f} (12·L·S²·d / 6PS)")
+            f"attention_flops_share(32, 4096, 7e9, {s}) = {got!r}, expected {want:.10f} (12·L·S²·d / 6PS)"
+        )
 
 
 @pytest.mark.correctness
@@ -210,15 +250,24 @@ def test_attention_share_closed_form(layers, d, p, s):
     """2·L·S·d / P, linear in S."""
     got = attention_flops_share(layers, d, p, s)
     want = 2 * layers * s * d / p
-    assert math.isclose(got, want, rel_tol=1e-9), f"attention_flops_share({layers}, {d}, {p}, {s}) = {got!r}, expected {want!r}"
+    assert math.isclose(got, want, rel_tol=1e-9), (
+        f"attention_flops_share({layers}, {d}, {p}, {s}) = {got!r}, expected {want!r}"
+    )
 
 
 @pytest.mark.correctness
 @pytest.mark.exercise("attention_flops_share")
 @pytest.mark.points(1)
 @pytest.mark.hint("A share of zero weight FLOPs means nothing: which arguments must be at least 1?")
-@pytest.mark.parametrize("args, name", [((32, 4096, 0, 2048), "n_params"), ((32, 4096, 7e9, 2048), "n_params"),
-                                        ((32, 4096, 10**9, 0), "seq_len"), ((-1, 4096, 10**9, 8), "n_layers")])
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        ((32, 4096, 0, 2048), "n_params"),
+        ((32, 4096, 7e9, 2048), "n_params"),
+        ((32, 4096, 10**9, 0), "seq_len"),
+        ((-1, 4096, 10**9, 8), "n_layers"),
+    ],
+)
 def test_attention_share_rejects_bad_arguments(args, name):
     with pytest.raises(ValueError) as err:
         attention_flops_share(*args)

@@ -1,8 +1,12 @@
 """Classic bug: no argument checks; negative sizes and GiB floats come back as numbers."""
 
 MODULE = "ledger"
-REJECTED_BY = {"training_memory": ["correctness"], "activation_bytes_per_layer": ["correctness"],
-               "kv_cache_bytes": ["correctness"], "attention_flops_share": ["correctness"]}
+REJECTED_BY = {
+    "training_memory": ["correctness"],
+    "activation_bytes_per_layer": ["correctness"],
+    "kv_cache_bytes": ["correctness"],
+    "attention_flops_share": ["correctness"],
+}
 
 
 def training_memory(n_params, weight_bytes=2, grad_bytes=2, optimizer_bytes=12):
