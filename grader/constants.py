@@ -40,6 +40,14 @@ class GPU:
     max_blocks_per_sm: int = 32
     registers_per_sm: int = 65536
     smem_per_sm: int = 0
+    # allocation rules of the CUDA Occupancy Calculator for compute capability 8.x-10.x: registers
+    # go to a warp in units of 256, shared memory to a block in units of 128 B plus 1 KB the
+    # runtime reserves per block (CUDA C Programming Guide, "Shared Memory" of cc 8.x/9.x)
+    reg_alloc_unit: int = 256
+    smem_alloc_unit: int = 128
+    smem_reserved_per_block: int = 1024
+    max_threads_per_block: int = 1024
+    max_regs_per_thread: int = 255
 
 
 GPUS: dict[str, GPU] = {

@@ -1,0 +1,133 @@
+"""L22 · transpose in Triton: correctness, counted traffic (read once, write once), GPU bandwidth."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from torch.overrides import TorchFunctionMode
+
+from grader import perf
+from grader.compare import describe
+from grader.harness import learner
+from grader.target import load_reference
+from grader.traffic import count_traffic, in_kernel_launch
+
+UNIT = "l22_memory_coalescing"
+transpose = learner(UNIT, "transpose", "transpose", kernel=True)
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "int32": torch.int32}
+SIZES = st.sampled_from([1, 2, 7, 31, 32, 33, 63, 64, 65, 100, 129])
+
+
+def make(n_rows: int, n_cols: int, dtype: torch.dtype, seed: int) -> torch.Tensor:
+    """Distinct values, so a misplaced element cannot match by accident."""
+    g = torch.Generator().manual_seed(seed)
+    perm = torch.randperm(n_rows * n_cols, generator=g).reshape(n_rows, n_cols)
+    return perm.to(dtype) if dtype is torch.int32 else (perm.to(torch.float32) / 64).to(dtype)
+
+
+class _RefuseLayoutCopies(TorchFunctionMode):
+    """`x.t().contiguous()` is the library transpose: the layout copies the kernel guard allows are refused.
+
+    (The harness' guard already refuses clone, copy_ and to; it allows contiguous and reshape, which
+    copy only when the layout changes, as here.)
+    """
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if not in_kernel_launch() and name in ("contiguous", "reshape"):
+            raise AssertionError(f"transpose called `{name}`, which copies data outside a kernel: move the "
+                                 "elements in your Triton kernel")
+        return func(*args, **(kwargs or {}))
+
+
+def check_transpose(x: torch.Tensor, **kwargs) -> torch.Tensor:
+    what = f"transpose(x: {describe(x)}{''.join(f', {k}={v}' for k, v in kwargs.items())})"
+    with _RefuseLayoutCopies() if not x.is_cuda else contextlib.nullcontext():
+        y = transpose(x, **kwargs)
+    want = x.t()
+    assert isinstance(y, torch.Tensor), f"{what} returned {type(y).__name__}, expected a tensor"
+    assert y.shape == want.shape, f"{what}: shape {tuple(y.shape)}, expected {tuple(want.shape)}"
+    assert y.dtype == x.dtype, f"{what}: dtype {y.dtype}, expected {x.dtype}"
+    assert y.is_contiguous(), (
+        f"{what}: the result has strides {y.stride()}, expected a contiguous tensor {want.contiguous().stride()}: "
+        "swapping strides is a view, not a transpose; write y row by row"
+    )
+    bad = (y != want).nonzero()
+    if bad.numel():
+        i, j = bad[0].tolist()
+        raise AssertionError(f"{what}: {bad.shape[0]} of {y.numel()} elements wrong; first y[{i}, {j}] = "
+                             f"{y[i, j].item()}, expected x[{j}, {i}] = {want[i, j].item()}")
+    return y
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("transpose")
+@pytest.mark.points(4)
+@pytest.mark.hint("Does the tile at the right and bottom edges mask both its rows and its columns?")
+@settings(max_examples=25)
+@given(n_rows=SIZES, n_cols=SIZES, dtype=st.sampled_from(sorted(DTYPES)), seed=st.integers(0, 3))
+@example(n_rows=1, n_cols=1, dtype="float32", seed=0)
+@example(n_rows=33, n_cols=70, dtype="float16", seed=1)
+def test_transpose_matches(n_rows, n_cols, dtype, seed):
+    """Any shape (tails in both dimensions, 1 × 1), fp32/fp16/bf16/int32, bit-exact."""
+    check_transpose(make(n_rows, n_cols, DTYPES[dtype], seed))
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("transpose")
+@pytest.mark.points(2)
+@pytest.mark.hint("Do you index x through its strides, and y through its own?")
+def test_transpose_strided_input_and_tiles():
+    """A non-contiguous view of a larger tensor, an already-transposed view, and other tile sizes."""
+    base = make(90, 80, torch.float32, 5)
+    check_transpose(base[::3, 7:70])
+    check_transpose(base.t())
+    check_transpose(make(50, 37, torch.float32, 6), block_m=16, block_n=64)
+    check_transpose(make(37, 50, torch.bfloat16, 7), block_m=64, block_n=8)
+
+
+@pytest.mark.efficiency
+@pytest.mark.exercise("transpose")
+@pytest.mark.points(3)
+@pytest.mark.hint("Once a tile is loaded, can you store it without loading it again?")
+@pytest.mark.parametrize("shape, dtype, blocks", [((96, 70), torch.float32, {}),
+                                                  ((33, 130), torch.float16, {"block_m": 16, "block_n": 64})])
+def test_transpose_reads_once_writes_once(shape, dtype, blocks):
+    """Counted traffic: one launch, M·N elements loaded, M·N stored: the copy ledger."""
+    x = make(*shape, dtype, 9)
+    with count_traffic() as t:
+        check_transpose(x, **blocks)
+    nbytes = x.numel() * x.element_size()
+    label = f"transpose(x: {describe(x)})"
+    assert t.launches == 1, f"{label}: {t.launches} kernel launches, expected exactly 1 ({t.summary()})"
+    assert t.bytes_loaded == nbytes, (
+        f"{label}: loaded {t.bytes_loaded:,} B = {t.bytes_loaded / nbytes:.2f}× x, the ledger says {nbytes:,} B "
+        "(read each element once)"
+    )
+    assert t.bytes_stored == nbytes, f"{label}: stored {t.bytes_stored:,} B, the ledger says {nbytes:,} B"
+
+
+@pytest.mark.gpu_perf
+@pytest.mark.exercise("transpose")
+@pytest.mark.points(3)
+@pytest.mark.hint("A transpose moves as many bytes as a copy: aim for the copy's bandwidth.")
+def test_transpose_speed(award):
+    """8192 × 8192 fp32: full marks at 0.85× the bandwidth of a device-to-device copy of the same bytes."""
+    x = torch.randn(8192, 8192, device="cuda")
+    check_transpose(x)
+    ref = load_reference("transpose", interpret=False)
+    out = torch.empty_like(x)
+    result = perf.compare({
+        "learner": lambda: transpose(x),
+        "copy": lambda: out.copy_(x),
+        "x.t().contiguous()": lambda: x.t().contiguous(),
+        "kernels_ref": lambda: ref.transpose(x),
+    })
+    speedup = result.speedup("learner", over="copy")
+    award(perf.score_fraction(speedup, full_at=0.85), fraction_of_copy_bandwidth=speedup,
+          speedup_vs_ref=result.speedup("learner", over="kernels_ref"), **result.as_dict())
