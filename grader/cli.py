@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader import api, results, scoreboard
+from grader import api, doctor, results, scoreboard
 from grader.target import REPO_ROOT
 
 
@@ -47,6 +47,10 @@ def _stubs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    return doctor.emit(doctor.doctor(blocking_only=args.blocking), blocking=args.blocking)
+
+
 def _units(args: argparse.Namespace) -> int:
     del args
     for unit in api.all_units():
@@ -73,6 +77,9 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_stubs)
     u = sub.add_parser("units", help="list the units that have grading tests")
     u.set_defaults(func=_units)
+    d = sub.add_parser("doctor", help="what this machine can grade, and the command that fixes each problem")
+    d.add_argument("--blocking", action="store_true", help=doctor.BLOCKING_HELP)
+    d.set_defaults(func=_doctor)
     return p
 
 

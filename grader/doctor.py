@@ -1,0 +1,565 @@
+"""``make doctor``: what this machine can grade, and why; every problem comes with the command that fixes it.
+
+Two halves. :func:`probe` takes a :class:`Machine` snapshot (Python, the pinned distributions, torch, the
+GPU and its driver, Triton's modes, the isolation tools of batch grading); the checks are pure functions of
+that snapshot, so the GPU and the no-GPU paths are both tested on any machine. ``make grade`` first runs
+:func:`blocking_checks` (wrong Python, a pinned package missing) and stops with their message instead of a
+traceback.
+
+Pins are read from requirements.txt and requirements-gpu.txt, never re-typed here. This module imports
+only the standard library at module level and avoids syntax newer than Python 3.7: it must run, and say
+what is wrong, in an environment too broken to import torch or rich, or on a Python too old for the grader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+REQUIREMENTS = REPO_ROOT / "requirements.txt"
+GPU_REQUIREMENTS = REPO_ROOT / "requirements-gpu.txt"
+PYPROJECT = REPO_ROOT / "pyproject.toml"
+
+FIX_ENV = "make clean-env && make env"
+FIX_ENV_GPU = "make clean-env && make env GPU=1"
+FIX_GPU_PERF = 'on a machine with an NVIDIA GPU: docker run --gpus all -v "$PWD/exercises:/course/exercises" dripstone'
+FIX_BWRAP = "sudo apt-get install --no-install-recommends bubblewrap"
+FIX_UTIL_LINUX = "sudo apt-get install util-linux"
+# Oldest Linux driver each CUDA major version runs on (NVIDIA's CUDA release notes, table 3).
+MIN_DRIVER = {12: 525, 13: 580}
+SANDBOX_UID = 65534  # nobody: batch grading drops root to it (../shared/FACTS.md)
+TOOLS = ("bwrap", "setpriv", "prlimit", "unshare")
+USERNS_SYSCTLS = (
+    "user/max_user_namespaces",
+    "kernel/unprivileged_userns_clone",
+    "kernel/apparmor_restrict_unprivileged_userns",
+)
+HEADER = "Dripstone doctor: what this machine can grade"
+BLOCKING_HELP = "only what stops `make grade` (wrong Python, a pinned package missing); silent when all is well"
+PIN_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;#]+)")
+
+
+class Status(str, Enum):  # noqa: UP042 - StrEnum is 3.11+; this module runs on older Pythons
+    OK = "ok"
+    WARN = "warn"  # grading runs, with a limit worth knowing (a tier pending, a drifted pin)
+    FAIL = "fail"  # this environment cannot grade at all
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding: what was checked, how it stands, what was seen, the command that fixes it."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class Pin:
+    """``name==version`` from a requirements file."""
+
+    name: str
+    version: str
+    source: str
+
+    @property
+    def gpu_only(self) -> bool:
+        return self.source == GPU_REQUIREMENTS.name
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    capability: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What :func:`probe` saw. The defaults describe a machine with nothing beyond Python."""
+
+    python: tuple[int, int, int]
+    executable: str
+    installed: Mapping[str, str]  # pinned distribution -> installed version (absent: not installed)
+    torch_version: str | None = None
+    torch_cuda: str | None = None  # torch.version.cuda; None for a CPU build
+    torch_error: str = ""  # why `import torch` failed
+    gpu: Gpu | None = None  # the device torch uses
+    smi_gpus: tuple[str, ...] = ()  # what the driver (nvidia-smi) sees, usable by torch or not
+    driver: str | None = None
+    triton_hooks_error: str = ""  # why the efficiency tier cannot wrap the interpreter
+    c_compiler: bool = False  # Triton builds its GPU launcher with a C compiler...
+    python_headers: bool = False  # ...and Python.h
+    tools: frozenset[str] = frozenset()
+    euid: int = 0
+    bwrap_error: str | None = None  # None: a sandbox started; else why it did not
+    userns_error: str | None = None  # None: a user namespace was created as the sandbox user
+    sysctls: Mapping[str, str] = field(default_factory=dict)
+    in_container: bool = False
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    checks: tuple[Check, ...]
+
+    @property
+    def failed(self) -> bool:
+        return any(c.status is Status.FAIL for c in self.checks)
+
+    def get(self, name: str) -> Check:
+        return next(c for c in self.checks if c.name == name)
+
+
+# ---- pins -------------------------------------------------------------------------------------------
+
+
+def normalize(name: str) -> str:
+    """PEP 503 name: ``Cuda_Python`` -> ``cuda-python``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def read_pins(path: Path) -> list[Pin]:
+    """Every ``name==version`` line of a requirements file (comments and blank lines skipped)."""
+    if not path.is_file():
+        return []
+    pins = []
+    for line in path.read_text().splitlines():
+        m = PIN_RE.match(line.strip())
+        if m:
+            pins.append(Pin(normalize(m.group(1)), m.group(3), path.name))
+    return pins
+
+
+def all_pins() -> list[Pin]:
+    """requirements.txt, then the GPU extras; a name pinned in both counts once (test_docker keeps them equal)."""
+    pins = read_pins(REQUIREMENTS)
+    seen = {p.name for p in pins}
+    return pins + [p for p in read_pins(GPU_REQUIREMENTS) if p.name not in seen]
+
+
+def required_python() -> tuple[int, int]:
+    """``requires-python = ">=3.11"`` of pyproject.toml, as (3, 11)."""
+    m = re.search(r'requires-python\s*=\s*">=\s*(\d+)\.(\d+)', PYPROJECT.read_text())
+    return (int(m.group(1)), int(m.group(2))) if m else (3, 11)
+
+
+# ---- checks: pure functions of a Machine -----------------------------------------------------------
+
+
+def check_python(m: Machine, required: tuple[int, int]) -> Check:
+    shown = ".".join(map(str, m.python))
+    need = "{}.{}".format(*required)
+    if m.python[:2] >= required:
+        return Check("python", Status.OK, f"{shown} ({m.executable}), needs >= {need}")
+    return Check(
+        "python",
+        Status.FAIL,
+        f"{shown} ({m.executable}) is too old: the grader needs Python {need} or newer",
+        f"make clean-env && make env PYTHON=python{need}  (any Python {need}+ on your PATH)",
+    )
+
+
+def _public(version: str) -> str:
+    return version.split("+", 1)[0]  # 2.13.0+cpu is the CPU build of 2.13.0
+
+
+def check_pin(m: Machine, pin: Pin, *, has_gpu: bool) -> Check:
+    have = m.installed.get(pin.name)
+    if have is not None and _public(have) == pin.version:
+        return Check(pin.name, Status.OK, f"{have} (pinned {pin.version})")
+    if have is not None:
+        return Check(
+            pin.name,
+            Status.WARN,
+            f"{have} installed, {pin.source} pins {pin.version}: grades can differ from the reference toolchain",
+            FIX_ENV_GPU if pin.gpu_only else FIX_ENV,
+        )
+    if not pin.gpu_only:
+        return Check(
+            pin.name,
+            Status.FAIL,
+            f"not installed ({pin.source} pins {pin.version}): the grader cannot run without it",
+            FIX_ENV,
+        )
+    if has_gpu:
+        return Check(
+            pin.name,
+            Status.WARN,
+            f"not installed ({pin.source} pins {pin.version}): GPU exercises that need it cannot run",
+            FIX_ENV_GPU,
+        )
+    return Check(pin.name, Status.OK, f"not installed: only needed with a GPU ({pin.source})")
+
+
+def blocking_checks(m: Machine, pins: Sequence[Pin], required: tuple[int, int]) -> list[Check]:
+    """What ``make grade`` checks first: fast (no torch import) and enough to say why grading cannot run."""
+    return [check_python(m, required)] + [check_pin(m, p, has_gpu=False) for p in pins if not p.gpu_only]
+
+
+def check_torch(m: Machine) -> Check:
+    if m.torch_error:
+        return Check("torch build", Status.FAIL, f"`import torch` failed: {m.torch_error}", FIX_ENV)
+    if m.torch_version is None:
+        return Check("torch build", Status.FAIL, "torch is not installed", FIX_ENV)
+    build = f"CUDA {m.torch_cuda} build" if m.torch_cuda else "CPU build"
+    return Check("torch build", Status.OK, f"{m.torch_version}, {build}")
+
+
+def _driver_floor(m: Machine) -> int | None:
+    """The oldest driver torch's CUDA build runs on, when the installed driver is older; else None."""
+    if not (m.torch_cuda and m.driver):
+        return None
+    floor = MIN_DRIVER.get(int(m.torch_cuda.split(".")[0]))
+    return floor if floor and int(m.driver.split(".")[0]) < floor else None
+
+
+def check_gpu(m: Machine) -> Check:
+    if m.gpu is not None:
+        detail = (
+            f"{m.gpu.name} (sm_{m.gpu.capability[0]}{m.gpu.capability[1]}), driver {m.driver or 'unknown'}, "
+            f"CUDA runtime {m.torch_cuda}"
+        )
+        return Check("gpu", Status.OK, detail)
+    if not m.smi_gpus:
+        return Check("gpu", Status.OK, "none: no NVIDIA driver or device found (nvidia-smi)")
+    seen = f"nvidia-smi sees {', '.join(m.smi_gpus)} (driver {m.driver or 'unknown'})"
+    if m.torch_version and not m.torch_cuda:
+        return Check("gpu", Status.WARN, f"{seen}, but torch is a CPU build", FIX_ENV_GPU)
+    floor = _driver_floor(m)
+    if floor:
+        return Check(
+            "gpu",
+            Status.WARN,
+            f"{seen}: too old for torch's CUDA {m.torch_cuda} build, which needs driver {floor} or newer",
+            f"upgrade the NVIDIA driver to {floor} or newer",
+        )
+    return Check(
+        "gpu",
+        Status.WARN,
+        f"{seen}, but torch.cuda.is_available() is False",
+        "check CUDA_VISIBLE_DEVICES; in Docker, start the container with --gpus all",
+    )
+
+
+def check_triton(m: Machine) -> Check:
+    if "triton" not in m.installed:
+        return Check("triton mode", Status.FAIL, "triton is not installed: no kernel can run", FIX_ENV)
+    interpreted = "correctness and efficiency run Triton interpreted on CPU (TRITON_INTERPRET=1)"
+    if m.gpu is None:
+        return Check("triton mode", Status.OK, f"interpreted: {interpreted}; nothing is compiled without a GPU")
+    if not (m.c_compiler and m.python_headers):
+        missing = " and ".join(
+            x for x, ok in (("a C compiler", m.c_compiler), ("Python.h", m.python_headers)) if not ok
+        )
+        dev = "python{}.{}-dev".format(*m.python[:2])
+        return Check(
+            "triton mode",
+            Status.WARN,
+            f"{interpreted}; compiled for {m.gpu.name} in gpu_perf, but "
+            f"Triton builds its launcher with {missing}, missing here",
+            f"sudo apt-get install gcc {dev}",
+        )
+    return Check("triton mode", Status.OK, f"{interpreted}; compiled for {m.gpu.name} in gpu_perf")
+
+
+def check_tiers(m: Machine) -> list[Check]:
+    """One check per tier: graded here, or why not (gpu_perf: pending GPU, neither 0 nor a pass)."""
+    cannot = m.torch_error or m.torch_version is None or "triton" not in m.installed
+    correctness = (
+        Check("tier correctness", Status.FAIL, "not graded: torch or triton is missing", FIX_ENV)
+        if cannot
+        else Check("tier correctness", Status.OK, "graded")
+    )
+    if m.triton_hooks_error:
+        efficiency = Check("tier efficiency", Status.WARN, f"not graded: {m.triton_hooks_error}", FIX_ENV)
+    else:
+        efficiency = Check("tier efficiency", Status.OK, "graded: traffic counted by the instrumented interpreter")
+    if m.gpu is not None:
+        gpu_perf = Check("tier gpu_perf", Status.OK, f"graded on {m.gpu.name}: timed against the vendor op")
+    else:
+        gpu_perf = Check(
+            "tier gpu_perf",
+            Status.WARN,
+            "pending GPU: these tests are neither 0 nor a pass until they run on a CUDA GPU",
+            FIX_GPU_PERF,
+        )
+    return [correctness, efficiency, gpu_perf]
+
+
+def userns_fix(m: Machine) -> str:
+    """The command that lets an unprivileged user create user namespaces here."""
+    if m.sysctls.get("user/max_user_namespaces") == "0":
+        return "sudo sysctl -w user.max_user_namespaces=15000"
+    if m.sysctls.get("kernel/unprivileged_userns_clone") == "0":
+        return "sudo sysctl -w kernel.unprivileged_userns_clone=1"
+    if m.sysctls.get("kernel/apparmor_restrict_unprivileged_userns") == "1":
+        return "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+    if m.in_container:
+        return "start the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined"
+    return "enable unprivileged user namespaces in the kernel (sysctl user.max_user_namespaces)"
+
+
+def _sandbox_user(m: Machine) -> str:
+    return f"uid {SANDBOX_UID}" if m.euid == 0 and "setpriv" in m.tools else f"uid {m.euid}"
+
+
+def check_isolation(m: Machine) -> list[Check]:
+    """Batch grading's tools: each missing one costs a layer of isolation, never the grading itself."""
+    checks = [_check_bwrap(m), _check_userns(m), _check_setpriv(m), _check_prlimit(m)]
+    missing = [c.name for c in checks if c.status is not Status.OK]
+    if not missing:
+        summary = Check(
+            "isolation",
+            Status.OK,
+            "available: each batch submission gets its own user, network and "
+            "pid namespaces (bwrap), an unprivileged uid and resource limits",
+        )
+    else:
+        level = "not available" if len(missing) == len(checks) else "partial"
+        fix = next(c.fix for c in checks if c.status is not Status.OK)
+        summary = Check(
+            "isolation",
+            Status.WARN,
+            f"{level}: missing {', '.join(missing)}; batch grading "
+            "falls back to what is left and says so in its report",
+            fix,
+        )
+    return checks + [summary]
+
+
+def _check_bwrap(m: Machine) -> Check:
+    if "bwrap" not in m.tools:
+        return Check("bwrap", Status.WARN, "not installed: submissions cannot get their own namespaces", FIX_BWRAP)
+    if m.bwrap_error is not None:
+        return Check(
+            "bwrap",
+            Status.WARN,
+            f"installed, but no sandbox starts as {_sandbox_user(m)}: {m.bwrap_error}",
+            userns_fix(m),
+        )
+    return Check("bwrap", Status.OK, f"starts a sandbox as {_sandbox_user(m)} (private network and pids)")
+
+
+def _check_userns(m: Machine) -> Check:
+    if m.userns_error is None:
+        return Check("user namespaces", Status.OK, f"available to {_sandbox_user(m)}")
+    return Check("user namespaces", Status.WARN, f"unavailable to {_sandbox_user(m)}: {m.userns_error}", userns_fix(m))
+
+
+def _check_setpriv(m: Machine) -> Check:
+    if "setpriv" not in m.tools:
+        return Check("setpriv", Status.WARN, "not installed: cannot drop root for submissions", FIX_UTIL_LINUX)
+    if m.euid == 0:
+        return Check("setpriv", Status.OK, f"drops root to uid {SANDBOX_UID} for each submission")
+    return Check("setpriv", Status.OK, f"not needed: grading already runs unprivileged (uid {m.euid})")
+
+
+def _check_prlimit(m: Machine) -> Check:
+    if "prlimit" not in m.tools:
+        return Check("prlimit", Status.WARN, "not installed: no per-submission resource limits", FIX_UTIL_LINUX)
+    return Check("prlimit", Status.OK, "limits CPU time, memory, file size and processes per submission")
+
+
+def doctor_checks(m: Machine, pins: Sequence[Pin], required: tuple[int, int]) -> list[Check]:
+    """Everything ``make doctor`` reports, in the order a reader fixes things."""
+    has_gpu = m.gpu is not None or bool(m.smi_gpus)
+    checks = [check_python(m, required)] + [check_pin(m, p, has_gpu=has_gpu) for p in pins]
+    checks += [check_torch(m), check_gpu(m), check_triton(m)]
+    return checks + check_tiers(m) + check_isolation(m)
+
+
+# ---- probes: what this machine has ------------------------------------------------------------------
+
+
+def probe_installed(pins: Iterable[Pin]) -> dict[str, str]:
+    found = {}
+    for pin in pins:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            found[pin.name] = importlib.metadata.version(pin.name)
+    return found
+
+
+def probe_basics(pins: Sequence[Pin]) -> Machine:
+    """Python and the installed pins: what :func:`blocking_checks` needs (milliseconds, no torch import)."""
+    return Machine(
+        python=tuple(sys.version_info[:3]), executable=_shown(Path(sys.executable)), installed=probe_installed(pins)
+    )
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _run(cmd: Sequence[str], timeout: float = 20) -> tuple[int, str]:
+    """Exit status and output of a command; 127 when it cannot start."""
+    try:
+        proc = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return 127, str(exc)
+    return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+
+def probe_torch() -> dict[str, object]:
+    """torch's version, CUDA build and the device it uses."""
+    try:
+        import torch
+    except ModuleNotFoundError as exc:
+        return {} if exc.name == "torch" else {"torch_error": f"ModuleNotFoundError: {exc}"}
+    except Exception as exc:  # noqa: BLE001 - any import failure is a finding, reported with its message
+        return {"torch_error": f"{type(exc).__name__}: {exc}"}
+    facts: dict[str, object] = {"torch_version": torch.__version__, "torch_cuda": torch.version.cuda}
+    if torch.cuda.is_available():
+        facts["gpu"] = Gpu(torch.cuda.get_device_name(0), tuple(torch.cuda.get_device_capability(0)))
+    return facts
+
+
+def probe_nvidia_smi() -> dict[str, object]:
+    if shutil.which("nvidia-smi") is None:
+        return {}
+    code, out = _run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    rows = [[x.strip() for x in line.split(",")] for line in out.splitlines() if "," in line] if code == 0 else []
+    return {"smi_gpus": tuple(r[0] for r in rows), "driver": rows[0][1]} if rows else {}
+
+
+def probe_triton_hooks() -> str:
+    """Empty when the efficiency tier can wrap this triton's interpreter, else why not."""
+    try:
+        from grader import traffic
+
+        traffic.install()
+    except Exception as exc:  # noqa: BLE001 - reported as the reason the tier cannot run
+        return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
+def _as_sandbox_user(cmd: list[str], tools: frozenset[str]) -> list[str]:
+    if os.geteuid() == 0 and "setpriv" in tools:
+        return ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", *cmd]
+    return cmd
+
+
+def probe_isolation(tools: frozenset[str]) -> dict[str, object]:
+    """Start a real sandbox, and a bare user namespace, as the user submissions would run as."""
+    facts: dict[str, object] = {"sysctls": _read_sysctls(), "in_container": _in_container()}
+    if "bwrap" in tools:
+        code, out = _run(
+            _as_sandbox_user(["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"], tools),
+            timeout=10,
+        )
+        facts["bwrap_error"] = None if code == 0 else (out.splitlines() or [f"exit {code}"])[-1]
+    if "unshare" in tools:
+        code, out = _run(_as_sandbox_user(["unshare", "--user", "true"], tools), timeout=10)
+        facts["userns_error"] = None if code == 0 else (out.splitlines() or [f"exit {code}"])[-1]
+    else:
+        facts["userns_error"] = "cannot test: `unshare` (util-linux) is not installed"
+    return facts
+
+
+def _read_sysctls() -> dict[str, str]:
+    found = {}
+    for key in USERNS_SYSCTLS:
+        path = Path("/proc/sys") / key
+        if path.is_file():
+            found[key] = path.read_text().strip()
+    return found
+
+
+def _in_container() -> bool:
+    return Path("/.dockerenv").exists() or Path("/run/.containerenv").exists()
+
+
+def probe(pins: Sequence[Pin]) -> Machine:
+    """The whole snapshot: imports torch and triton, runs nvidia-smi and starts a sandbox (a few seconds)."""
+    tools = frozenset(t for t in TOOLS if shutil.which(t))
+    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    facts: dict[str, object] = {**probe_torch(), **probe_nvidia_smi(), **probe_isolation(tools)}
+    if "triton" in probe_installed([p for p in pins if p.name == "triton"]):
+        facts["triton_hooks_error"] = probe_triton_hooks()
+    basics = probe_basics(pins)
+    return Machine(
+        python=basics.python,
+        executable=basics.executable,
+        installed=basics.installed,
+        c_compiler=any(shutil.which(c) for c in ("cc", "gcc", "clang")),
+        python_headers=headers.is_file(),
+        tools=tools,
+        euid=os.geteuid(),
+        **facts,
+    )
+
+
+# ---- entry points -----------------------------------------------------------------------------------
+
+
+def doctor(*, blocking_only: bool = False) -> DoctorReport:
+    """Probe this machine and check it: all of ``make doctor``, or the blocking subset ``make grade`` runs."""
+    pins, required = all_pins(), required_python()
+    if blocking_only:
+        return DoctorReport(tuple(blocking_checks(probe_basics(pins), pins, required)))
+    return DoctorReport(tuple(doctor_checks(probe(pins), pins, required)))
+
+
+def render(report: DoctorReport, *, problems_only: bool = False) -> str:
+    """One line per check, the fix under each problem, then what this machine grades."""
+    shown = [c for c in report.checks if c.status is not Status.OK] if problems_only else list(report.checks)
+    width = max((len(c.name) for c in shown), default=0) + 2
+    lines = []
+    for c in shown:
+        lines.append(f"  {c.status.value:<5} {c.name:<{width}}{c.detail}")
+        if c.fix and c.status is not Status.OK:
+            lines.append(f"  {'':<5} {'':<{width}}fix: {c.fix}")
+    if not problems_only:
+        lines += ["", summary(report)]
+    return "\n".join(lines)
+
+
+def summary(report: DoctorReport) -> str:
+    tiers = [c for c in report.checks if c.name.startswith("tier ")]
+    graded = [c.name[5:] for c in tiers if c.status is Status.OK]
+    pending = [c.name[5:] for c in tiers if c.detail.startswith("pending GPU")]
+    counts = {s: sum(c.status is s for c in report.checks) for s in (Status.WARN, Status.FAIL)}
+    iso = next((c.detail.split(":")[0] for c in report.checks if c.name == "isolation"), "not checked")
+    return (
+        f"grades here: {', '.join(graded) or 'nothing'}; pending GPU: {', '.join(pending) or 'none'}; "
+        f"isolation for batch grading: {iso}; {counts[Status.WARN]} warning(s), {counts[Status.FAIL]} failure(s)"
+    )
+
+
+def emit(report: DoctorReport, *, blocking: bool = False) -> int:
+    """Print a report (blocking: only its problems, on stderr); the exit status: 1 when grading cannot run."""
+    if not blocking:
+        print(f"{HEADER}\n\n{render(report)}")
+    elif any(c.status is not Status.OK for c in report.checks):
+        print(f"{HEADER}: problems\n{render(report, problems_only=True)}", file=sys.stderr)
+        if report.failed:
+            print(
+                "grading cannot run here: run the fix under each `fail` line, then `make grade` again", file=sys.stderr
+            )
+    return 1 if report.failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m grader.doctor [--blocking]``: runs where ``python -m grader`` cannot (no rich, no torch)."""
+    p = argparse.ArgumentParser(prog="python -m grader.doctor", description=HEADER)
+    p.add_argument("--blocking", action="store_true", help=BLOCKING_HELP)
+    args = p.parse_args(argv)
+    return emit(doctor(blocking_only=args.blocking), blocking=args.blocking)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
