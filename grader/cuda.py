@@ -252,6 +252,18 @@ def ptx_instructions(ptx: str, opcode_prefix: str) -> list[str]:
 # ---- running compiled kernels on a GPU (correctness and gpu_perf of .cu exercises) ------------
 
 
+def require_device() -> None:
+    """Skip as "pending GPU" (neither 0 nor a pass) where no CUDA device can run a compiled kernel."""
+    import pytest
+
+    from grader import perf
+
+    if not perf.gpu_available():
+        pytest.skip(
+            f"{perf.PENDING_GPU}: this test runs the compiled CUDA C++ kernel on a GPU; its NVRTC checks ran here"
+        )
+
+
 def device_arch() -> str:
     """``sm_90`` for the current CUDA device."""
     import torch
@@ -384,6 +396,7 @@ def bank_conflict_degree_of(byte_addresses: set[int]) -> int:
 
 
 _sim_counters: list[SimTraffic] = []
+_launch_id = 0  # launches run one after another: events of different launches never form one request
 
 
 @contextlib.contextmanager
@@ -409,7 +422,7 @@ def _record(space: str, kind: str, where: tuple[int, int], nbytes: int) -> None:
     seqs = th.__dict__.setdefault("_dripstone_seq", defaultdict(int))
     seq = seqs[(space, kind)]
     seqs[(space, kind)] = seq + 1
-    event = (space, kind, tuple(th.blockIdx), tid // WARP, seq, *where, nbytes)
+    event = (space, kind, (_launch_id, *th.blockIdx), tid // WARP, seq, *where, nbytes)
     for t in _sim_counters:
         t._events.append(event)
         if space == "global":
@@ -512,8 +525,10 @@ def _wrap_launch(kernel_cls) -> None:
     call = kernel_cls.__call__
 
     def __call__(self, *args):
+        global _launch_id
         if self._device:
             return call(self, *args)
+        _launch_id += 1
         for t in _sim_counters:
             t.launches += 1
             t.blocks += math.prod(self.grid_dim)

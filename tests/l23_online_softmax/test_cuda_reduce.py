@@ -1,0 +1,180 @@
+"""L23 · CUDA reductions: block_sum (numba, simulator), block_sum_shfl and softmax_row_stats (CUDA C++).
+
+block_sum runs in numba's CUDA simulator: its result, and its shared-memory traffic traced request
+by request (bank conflicts, and how many warp requests the tree takes: sequential addressing keeps
+the active threads in as few warps as possible). The .cu kernels are compiled by NVRTC here (the
+efficiency tier reads ptxas' report and the PTX) and run only on a GPU (correctness there; pending
+GPU elsewhere).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from grader import cuda
+from grader.compare import assert_close
+from grader.harness import learner
+
+UNIT = "l23_online_softmax"
+block_sum = learner(UNIT, "cuda_reduce", "block_sum")
+BLOCK = 128  # the exercise's block size (cuda_reduce.BLOCK)
+
+
+def values(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(n) * rng.choice([1.0, 100.0], n)).astype(np.float32)
+
+
+def check_sum(x: np.ndarray) -> cuda.SimTraffic:
+    got, traffic = cuda.run_sim_kernel("block_sum", block_sum, x)
+    exact = math.fsum(x.astype(np.float64))
+    # fp32 tree sum: each of the log2(n) levels rounds once, relative to the magnitudes summed
+    tol = 4 * np.finfo(np.float32).eps * math.log2(max(x.size, 2)) * float(np.abs(x).astype(np.float64).sum())
+    assert got.shape == (1,), f"block_sum(x: {x.size} float32) returned shape {got.shape}, expected (1,)"
+    assert abs(float(got[0]) - exact) <= tol, (
+        f"block_sum(x: {x.size} float32) = {float(got[0])!r}, expected {exact!r} (±{tol:.3g}): "
+        "is every element added exactly once?")
+    return traffic
+
+
+# ---- block_sum (numba, simulator) ---------------------------------------------------------------
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("block_sum")
+@pytest.mark.points(3)
+@pytest.mark.hint("The last block is partial: what does a thread past the end of x load? And who adds the partials?")
+@pytest.mark.parametrize("n", [1, 7, 256, 257, 1000])
+def test_block_sum_matches(n):
+    """One element, a partial block, exactly one block (2·BLOCK elements), one past it, several blocks."""
+    check_sum(values(n, seed=n))
+
+
+def sequential_requests(block: int) -> int:
+    """Warp-level shared-memory requests of one block of the sequential-addressing tree, generously.
+
+    The initial store (block / 32 requests), then at each step s = block/2, ..., 1 the ceil(s / 32)
+    warps holding the active threads, allowing up to 4 accesses each (load, load, store, one spare);
+    plus thread 0's final read.
+    """
+    steps = [block >> k for k in range(1, block.bit_length())]
+    return block // 32 + sum(4 * math.ceil(s / 32) for s in steps) + 1
+
+
+@pytest.mark.efficiency
+@pytest.mark.exercise("block_sum")
+@pytest.mark.points(3)
+@pytest.mark.hint("At step s, which threads work: every (2s)-th one, or the first s? How many warps is that?")
+def test_block_sum_sequential_addressing():
+    """1024 elements: x read once, no bank conflict, no more shared-memory warp requests than the sequential tree."""
+    x = values(1024, seed=3)
+    t = check_sum(x)
+    assert t.bytes_loaded <= x.nbytes * (1 + 1 / 64), (
+        f"loaded {t.bytes_loaded:,} B for a {x.nbytes:,} B input: read each element of x once ({t.summary()})")
+    assert t.max_conflict_degree == 1, (
+        f"shared memory: worst request is a {t.max_conflict_degree}-way bank conflict: lanes of a warp should "
+        f"touch consecutive words ({t.summary()})")
+    budget = sequential_requests(BLOCK) * t.blocks
+    assert 0 < t.shared_requests <= budget, (
+        f"the reduction tree took {t.shared_requests} shared-memory warp requests over {t.blocks} blocks; "
+        f"sequential addressing needs at most {budget}: keep the active threads packed in the first warps "
+        f"({t.summary()})")
+
+
+# ---- CUDA C++ through NVRTC: block_sum_shfl and softmax_row_stats -------------------------------
+
+
+def compiled(*functions: str) -> cuda.CompiledCu:
+    return cuda.compile_learner(UNIT, "cuda_reduce", *functions)
+
+
+def assert_no_spills(c: cuda.CompiledCu, kernel: str) -> None:
+    r = c.kernel(kernel)
+    assert r.spill_stores == r.spill_loads == 0 and r.stack_bytes == 0, (
+        f"{kernel} spills or uses a stack frame (local memory, as slow as HBM): {r.summary()}")
+
+
+@pytest.mark.efficiency
+@pytest.mark.exercise("block_sum_shfl")
+@pytest.mark.points(3)
+@pytest.mark.hint("Which instruction moves a value from lane i + offset to lane i of a warp, without shared memory?")
+def test_block_sum_shfl_compiles_to_shuffles():
+    """NVRTC sm_90: shfl.sync in the kernel, at most one float of shared memory per warp (128 B), no spills."""
+    c = compiled("warp_sum", "block_sum_shfl")
+    ptx = c.ptx_of("block_sum_shfl")
+    shuffles = cuda.ptx_instructions(ptx, "shfl.sync")
+    assert shuffles, "block_sum_shfl: no shfl.sync in the PTX: reduce within each warp with __shfl_down_sync"
+    smem = c.kernel("block_sum_shfl").smem_bytes
+    assert 0 < smem <= 32 * 4, (
+        f"block_sum_shfl uses {smem} B of shared memory; one float per warp (≤ 128 B) is enough once warps "
+        "reduce with shuffles" if smem else "block_sum_shfl uses no shared memory: how do the warps combine?")
+    assert cuda.ptx_instructions(ptx, "bar.sync"), (
+        "block_sum_shfl: no __syncthreads() between the warps' writes and warp 0's reads")
+    assert_no_spills(c, "block_sum_shfl")
+
+
+@pytest.mark.efficiency
+@pytest.mark.exercise("softmax_row_stats")
+@pytest.mark.points(3)
+@pytest.mark.hint("Both halves of the state travel: how many values does each shuffle step exchange?")
+def test_row_stats_merges_in_registers():
+    """NVRTC sm_90: m and d both shuffled (≥ 2 shfl.sync), no shared memory, no spills."""
+    c = compiled("warp_merge_md", "softmax_row_stats")
+    ptx = c.ptx_of("softmax_row_stats")
+    shuffles = cuda.ptx_instructions(ptx, "shfl.sync")
+    assert len(shuffles) >= 2, (
+        f"softmax_row_stats has {len(shuffles)} shfl.sync in its PTX: shuffle m and d at each step "
+        "(__shfl_down_sync on both)")
+    smem = c.kernel("softmax_row_stats").smem_bytes
+    assert smem == 0, f"softmax_row_stats uses {smem} B of shared memory: one warp merges in registers"
+    assert_no_spills(c, "softmax_row_stats")
+
+
+def _gpu_compiled(*functions: str) -> cuda.CompiledCu:
+    """The learner's .cu compiled for this GPU; "pending GPU" without one."""
+    cuda.require_device()
+    src = cuda.load_cu(UNIT, "cuda_reduce")
+    src.require_done(*functions)
+    return src.compile(arch=cuda.device_arch())
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("block_sum_shfl")
+@pytest.mark.points(3)
+@pytest.mark.hint("Does warp 0 read a warp total that no warp wrote when blockDim.x < 1024?")
+@pytest.mark.parametrize("n, grid, block", [(1, 1, 32), (1000, 3, 256), (1 << 20, 120, 1024)])
+def test_block_sum_shfl_on_gpu(n, grid, block):
+    """On a GPU: the partials add up to the sum (fp64 reference), for several grid and block sizes."""
+    c = _gpu_compiled("warp_sum", "block_sum_shfl")
+    x = torch.from_numpy(values(n, seed=n)).cuda()
+    partials = torch.full((grid,), float("nan"), device="cuda")
+    cuda.launch(c, "block_sum_shfl", (grid,), (block,), [x, partials, n])
+    total = partials.double().sum()
+    tol = 4 * 2.0**-23 * math.log2(max(n, 2)) * float(x.double().abs().sum())
+    exact = float(x.double().sum())
+    assert abs(float(total) - exact) <= tol, f"block_sum_shfl: partials sum to {float(total)!r}, expected {exact!r}"
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("softmax_row_stats")
+@pytest.mark.points(3)
+@pytest.mark.hint("A lane that saw only -inf, or no column at all, holds (-inf, 0): what does your merge do with it?")
+def test_row_stats_on_gpu():
+    """On a GPU: (m, d) of rows of 1, 5, 33, 1000 columns, large logits and -inf entries, vs fp64."""
+    c = _gpu_compiled("warp_merge_md", "softmax_row_stats")
+    for n_cols in (1, 5, 33, 1000):
+        g = torch.Generator().manual_seed(n_cols)
+        x = torch.randn(4, n_cols, generator=g) * 30
+        x[1] += 1000.0
+        x[2, : n_cols // 2] = -torch.inf
+        x = x.cuda()
+        m, d = torch.empty(4, device="cuda"), torch.empty(4, device="cuda")
+        cuda.launch(c, "softmax_row_stats", (4,), (32,), [x, m, d, 4, n_cols])
+        want_m = x.double().amax(dim=1)
+        want_d = torch.exp(x.double() - want_m[:, None]).sum(dim=1)
+        assert_close(m, want_m, dtype=torch.float32, what=f"softmax_row_stats m ({n_cols} columns)")
+        assert_close(d, want_d, dtype=torch.float32, what=f"softmax_row_stats d ({n_cols} columns)")
