@@ -58,6 +58,36 @@ def _units(args: argparse.Namespace) -> int:
     return 0
 
 
+def _batch(args: argparse.Namespace) -> int:
+    from grader import batch, sandbox
+
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    options = batch.BatchOptions(Path(args.submissions), Path(args.out), jobs=args.jobs, units=tuple(args.unit),
+                                 backend=batch.Backend(args.backend), address=args.address,
+                                 limits=sandbox.Limits(wall_s=args.timeout))
+    try:
+        with batch.progress_bar(console) as progress:
+            report = batch.run_batch(options, progress)
+    except (batch.BatchError, sandbox.SandboxUnavailable, api.GraderError) as exc:
+        console.print(f"[red]batch error:[/red] {exc}")
+        return 2
+    batch.print_summary(report, console)
+    return 0
+
+
+def _release(args: argparse.Namespace) -> int:
+    from grader import release
+
+    try:
+        built = release.build(Path(args.out))
+    except release.ReleaseError as exc:
+        print(f"release error: {exc}")
+        return 2
+    print(f"wrote {built.files} files to {built.out} (units: {', '.join(built.units)}); "
+          "no solutions/, kernels_ref/ or known corpora")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m grader", description="Dripstone autograder")
     sub = p.add_subparsers(dest="command", required=True)
@@ -80,6 +110,18 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="what this machine can grade, and the command that fixes each problem")
     d.add_argument("--blocking", action="store_true", help=doctor.BLOCKING_HELP)
     d.set_defaults(func=_doctor)
+    b = sub.add_parser("batch", help="grade a folder of submissions, each in its own sandbox (resumable)")
+    b.add_argument("submissions", help="one folder, .zip or .tar.gz per student, laid out like exercises/")
+    b.add_argument("--out", required=True, help="results.json and log per student, grades.csv, summary.json")
+    b.add_argument("--jobs", "-j", type=int, default=1, help="students graded at once (default 1)")
+    b.add_argument("--unit", "--units", "-u", action="append", default=[], help="unit to grade; repeatable")
+    b.add_argument("--backend", choices=["local", "ray"], default="local", help="local processes or Ray tasks")
+    b.add_argument("--address", help="Ray cluster address (default: start a local one)")
+    b.add_argument("--timeout", type=float, default=900.0, help="wall-clock seconds per student (default 900)")
+    b.set_defaults(func=_batch)
+    r = sub.add_parser("release", help="write the learner-facing tree (no solutions, references or corpora)")
+    r.add_argument("out", help="a new or empty folder")
+    r.set_defaults(func=_release)
     return p
 
 

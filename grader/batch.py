@@ -1,0 +1,435 @@
+"""Grade a folder of untrusted submissions: one sandboxed run per student, resumable, scores decided here.
+
+``SUBMISSIONS/`` holds one entry per student: a folder laid out like ``exercises/``, or a .zip /
+.tar.gz of one (:mod:`grader.unpack`). ``OUT/`` receives::
+
+    OUT/<student>/results.json    Gradescope schema (grader.results.gradescope)
+    OUT/<student>/log.txt         the grading run's output, capped
+    OUT/manifest.json             the graded tests, collected here without any learner code
+    OUT/done.jsonl                one line per finished student: the resume ledger
+    OUT/grades.csv                one row per student, one column per unit, the total
+    OUT/summary.json              isolation used, what is missing, every student's problems
+
+The trusted side decides: the manifest (test ids, exercise, tier, points) comes from a collection
+run on the grader's own copy; each student's reported results are checked against it, and a test
+that is missing, reported twice, unknown, or reported with other points than the manifest's
+scores 0 with the reason (:func:`validate`).
+
+Resume after ``kill -9``: a student is finished once its line is in ``done.jsonl``; results.json is
+written atomically (temporary file, fsync, rename) *before* that line is appended, so a kill leaves
+either no trace (graded again) or a complete result (not graded again); grades.csv is rebuilt from
+the ledger, one row per student.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from grader import sandbox, unpack
+from grader.results import GradeReport, Status, TestResult, Tier, gradescope
+
+LOG_CAP_BYTES = 1 << 20
+SLOTS_DIR = Path("/tmp/dripstone-slots")
+MAX_SLOTS = 64
+
+
+class Backend(StrEnum):
+    LOCAL = "local"
+    RAY = "ray"
+
+
+class BatchError(RuntimeError):
+    """The batch could not run (bad arguments, no sandbox): no student was graded."""
+
+
+@dataclass(frozen=True)
+class Student:
+    name: str
+    source: Path  # a folder, or an archive
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One student's outcome as the trusted side decided it."""
+
+    student: str
+    score: float
+    max_score: float
+    units: dict[str, float]
+    problems: tuple[str, ...] = ()
+    isolation: str = ""
+    wall_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class StudentOutput:
+    """What a job hands back to the driver, which alone writes into OUT/."""
+
+    graded: Graded
+    results_json: dict[str, object]
+    log: str
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    submissions: Path
+    out: Path
+    jobs: int = 1
+    units: tuple[str, ...] = ()
+    backend: Backend = Backend.LOCAL
+    address: str | None = None
+    limits: sandbox.Limits = field(default_factory=sandbox.Limits)
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    out: Path
+    graded: tuple[Graded, ...]
+    resumed: int
+    runtime: str
+    units: tuple[str, ...]
+
+
+# ---- discovery ------------------------------------------------------------------------------------
+
+
+def discover(submissions: Path) -> list[Student]:
+    """One student per folder or archive; a name given twice (alice/ and alice.zip) is an error."""
+    if not submissions.is_dir():
+        raise BatchError(f"{submissions} is not a folder of submissions")
+    students: dict[str, Student] = {}
+    for entry in sorted(submissions.iterdir()):
+        if entry.name.startswith(".") or entry.is_symlink():
+            continue
+        name = unpack.archive_stem(entry) if unpack.is_archive(entry) else entry.name if entry.is_dir() else None
+        if name is None:
+            continue
+        if name in students:
+            raise BatchError(f"two submissions for {name!r}: {students[name].source.name} and {entry.name}")
+        students[name] = Student(name, entry)
+    return list(students.values())
+
+
+# ---- the trusted side: manifest and validation ------------------------------------------------------
+
+
+def collect_manifest(repo: Path, units: Sequence[str], dest: Path) -> list[dict[str, object]]:
+    """The graded tests, collected on the grader's copy by the grader's Python; no learner code runs."""
+    cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", *(str(repo / "tests" / u) for u in units),
+           "-p", "grader.plugin", "-p", "no:cacheprovider", "--dripstone-manifest", str(dest),
+           "--rootdir", str(repo), "-c", str(repo / "pyproject.toml")]
+    with tempfile.TemporaryDirectory(prefix="dripstone-manifest-") as tmp:
+        env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1",
+               "HYPOTHESIS_STORAGE_DIRECTORY": tmp}
+        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
+    if proc.returncode != 0 or not dest.exists():
+        raise BatchError(f"collecting the grading tests failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return json.loads(dest.read_text())
+
+
+def _parse_lines(text: str) -> tuple[list[TestResult], list[str]]:
+    results, problems = [], []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            results.append(TestResult.from_dict(json.loads(line)))
+        except (ValueError, TypeError, KeyError) as exc:
+            problems.append(f"result line {n} rejected (not written by the grader): {type(exc).__name__}")
+    return results, problems
+
+
+def _check(expected: dict[str, object], got: TestResult) -> str | None:
+    for key in ("unit", "exercise", "tier", "points"):
+        if str(getattr(got, key)) != str(expected[key]):
+            return f"{key} {getattr(got, key)!r} differs from the grader's {expected[key]!r}"
+    if not 0.0 <= got.score <= got.points:
+        return f"score {got.score} outside [0, {got.points}]"
+    if got.status is not Status.PASSED and got.score:
+        return f"status {got.status} with a non-zero score"
+    if got.status is Status.PENDING_GPU and got.tier is not Tier.GPU_PERF:
+        return "pending GPU on a CPU tier"
+    return None
+
+
+def _zero(expected: dict[str, object], message: str) -> TestResult:
+    return TestResult(nodeid=str(expected["nodeid"]), unit=str(expected["unit"]), exercise=str(expected["exercise"]),
+                      tier=Tier(str(expected["tier"])), points=float(expected["points"]),  # type: ignore[arg-type]
+                      status=Status.FAILED, score=0.0, message=message)
+
+
+def validate(manifest: list[dict[str, object]], text: str, ended: str) -> tuple[list[TestResult], list[str]]:
+    """Exactly one well-formed result per manifest test; anything else scores 0 and is named."""
+    reported, problems = _parse_lines(text)
+    by_id: dict[str, list[TestResult]] = {}
+    for r in reported:
+        by_id.setdefault(r.nodeid, []).append(r)
+    known = {str(e["nodeid"]) for e in manifest}
+    problems += [f"unknown test reported: {nid}" for nid in by_id if nid not in known]
+    out = []
+    for e in manifest:
+        got = by_id.get(str(e["nodeid"]), [])
+        if not got:
+            out.append(_zero(e, f"no result: the grading run ended before this test ({ended})"))
+            continue
+        bad = "reported more than once" if len(got) > 1 else _check(e, got[0])
+        if bad:
+            problems.append(f"{e['nodeid']}: result rejected, {bad}")
+            out.append(_zero(e, f"result rejected by the grader: {bad}"))
+        else:
+            out.append(got[0])
+    missing = sum(1 for r in out if r.message.startswith("no result"))
+    if missing:
+        problems.append(f"{missing} test(s) without a result ({ended})")
+    return out, problems
+
+
+# ---- one student ---------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def job_slot() -> Iterator[int]:
+    """A slot (and so a uid) no other job on this machine holds, across threads, processes, batches."""
+    SLOTS_DIR.mkdir(mode=0o700, exist_ok=True)
+    for slot in range(MAX_SLOTS):
+        fd = os.open(SLOTS_DIR / f"{slot}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        try:
+            yield slot
+        finally:
+            os.close(fd)
+        return
+    raise BatchError(f"all {MAX_SLOTS} job slots are busy")
+
+
+def _stage_submission(student: Student, work: Path) -> Path:
+    if unpack.is_archive(student.source):
+        folder = unpack.submission_root(unpack.unpack(student.source, work / "unpacked"))
+    else:
+        folder = student.source
+    return sandbox.stage_target(folder, work / "target")
+
+
+def _ended(outcome: sandbox.Outcome, limits: sandbox.Limits) -> str:
+    if outcome.timed_out:
+        return f"stopped after the {limits.wall_s:g} s wall-clock limit"
+    if outcome.returncode < 0:
+        return f"the grading process was killed by signal {-outcome.returncode}"
+    return f"pytest exit status {outcome.returncode}"
+
+
+def grade_student(student: Student, snapshot: Path, units: tuple[str, ...], manifest: list[dict[str, object]],
+                  runtime: sandbox.Runtime, limits: sandbox.Limits) -> StudentOutput:
+    """Stage, run in the sandbox, validate against the manifest. Writes nothing outside its scratch.
+
+    ``snapshot`` is the batch's copy of the grader and tests (every student gets the same tests,
+    even if the repository changes during the batch); each student gets a fresh copy of it.
+    """
+    with tempfile.TemporaryDirectory(prefix="dripstone-job-") as tmp, job_slot() as slot:
+        work = Path(tmp)
+        work.chmod(0o711)
+        try:
+            target = _stage_submission(student, work)
+        except (unpack.UnsafeArchive, OSError) as exc:
+            results = [_zero(e, f"submission refused: {exc}") for e in manifest]
+            return _output(student, results, [f"submission refused: {exc}"], runtime, 0.0, "")
+        repo = sandbox.stage_repo(work / "repo", units, root=snapshot)
+        job = sandbox.Job(student.name, repo, target, work / "scratch", units, work / "results.jsonl",
+                          work / "log.txt", slot)
+        outcome = sandbox.run(job, runtime, limits)
+        results, problems = validate(manifest, job.report.read_text(errors="replace"), _ended(outcome, limits))
+        log = _read_capped(job.log)
+    if outcome.timed_out:
+        problems.insert(0, f"timed out after {limits.wall_s:g} s")
+    return _output(student, results, problems, runtime, outcome.wall_s, log)
+
+
+def _read_capped(path: Path) -> str:
+    with path.open("rb") as f:
+        data = f.read(LOG_CAP_BYTES + 1)
+    text = data[:LOG_CAP_BYTES].decode(errors="replace")
+    return text + ("\n[log truncated]\n" if len(data) > LOG_CAP_BYTES else "")
+
+
+def _output(student: Student, results: list[TestResult], problems: list[str], runtime: sandbox.Runtime,
+            wall_s: float, log: str) -> StudentOutput:
+    report = GradeReport(target=student.name, results=tuple(results))
+    units = {u: sum(r.score for r in rs) for u, rs in report.by_unit().items()}
+    graded = Graded(student.name, report.score, report.max_score, units, tuple(problems),
+                    runtime.describe(), wall_s)
+    payload = gradescope(report)
+    if problems:
+        payload["output"] = "\n".join([str(payload.get("output", "")), *problems]).strip()
+    return StudentOutput(graded, payload, log)
+
+
+# ---- the driver ------------------------------------------------------------------------------------------
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_ledger(out: Path) -> dict[str, Graded]:
+    """Finished students; a torn last line (killed while appending) is ignored and regraded."""
+    path = out / "done.jsonl"
+    done: dict[str, Graded] = {}
+    for line in path.read_text().splitlines() if path.exists() else []:
+        with contextlib.suppress(ValueError, TypeError):
+            d = json.loads(line)
+            d["problems"] = tuple(d["problems"])
+            done.setdefault(d["student"], Graded(**d))
+    return done
+
+
+def record(out: Path, output: StudentOutput) -> None:
+    """results.json and the log first (atomically), then the ledger line: the student is finished."""
+    folder = out / output.graded.student
+    folder.mkdir(exist_ok=True)
+    _write_atomic(folder / "log.txt", output.log)
+    _write_atomic(folder / "results.json", json.dumps(output.results_json, indent=2, ensure_ascii=False) + "\n")
+    ledger = out / "done.jsonl"
+    with ledger.open("a+") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell():
+            f.seek(f.tell() - 1)
+            torn = f.read(1) != "\n"
+            f.seek(0, os.SEEK_END)
+            if torn:
+                f.write("\n")
+        f.write(json.dumps(asdict(output.graded)) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def write_grades_csv(out: Path, graded: Sequence[Graded], units: Sequence[str]) -> None:
+    with (out / ".grades.csv.tmp").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["student", *units, "total", "max_score", "problems"])
+        for g in sorted(graded, key=lambda g: g.student):
+            w.writerow([g.student, *(round(g.units.get(u, 0.0), 4) for u in units), round(g.score, 4),
+                        g.max_score, "; ".join(g.problems)])
+    os.replace(out / ".grades.csv.tmp", out / "grades.csv")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What every job of a batch shares: the students left, the tests and how to isolate."""
+
+    pending: tuple[Student, ...]
+    snapshot: Path
+    units: tuple[str, ...]
+    manifest: list[dict[str, object]]
+    runtime: sandbox.Runtime
+
+
+def _snapshot(options: BatchOptions, units: tuple[str, ...], tmp: Path) -> tuple[Path, list[dict[str, object]]]:
+    from grader import api
+
+    snapshot = sandbox.stage_repo(tmp / "snapshot", units)
+    manifest = collect_manifest(snapshot, units, options.out / "manifest.json")
+    if not manifest:
+        raise api.GraderError(f"no grading tests in units {units}")
+    return snapshot, manifest
+
+
+Runner = Callable[[Plan, BatchOptions, Callable[[StudentOutput], None]], None]
+
+
+def run_local(plan: Plan, options: BatchOptions, done: Callable[[StudentOutput], None]) -> None:
+    """``--jobs`` students at a time in threads; each thread waits on its sandboxed process."""
+    with ThreadPoolExecutor(max_workers=options.jobs) as pool:
+        futures = [pool.submit(grade_student, s, plan.snapshot, plan.units, plan.manifest, plan.runtime,
+                               options.limits) for s in plan.pending]
+        for future in as_completed(futures):
+            done(future.result())
+
+
+def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] = lambda *_: None) -> BatchReport:
+    """Grade every unfinished student of ``options.submissions`` into ``options.out``."""
+    from grader import api
+
+    students = discover(options.submissions)
+    units = tuple(api.resolve_units(options.units))
+    runtime = sandbox.probe()
+    options.out.mkdir(parents=True, exist_ok=True)
+    finished = read_ledger(options.out)
+    pending = [s for s in students if s.name not in finished]
+    progress(0, len(pending), runtime.describe())
+
+    def done(output: StudentOutput) -> None:
+        record(options.out, output)
+        finished[output.graded.student] = output.graded
+        progress(1, len(pending), output.graded.student)
+
+    runner: Runner = run_local
+    if options.backend is Backend.RAY:
+        from grader import batch_ray
+
+        runner = batch_ray.run_ray
+    with tempfile.TemporaryDirectory(prefix="dripstone-batch-") as tmp:
+        snapshot, manifest = _snapshot(options, units, Path(tmp))
+        runner(Plan(tuple(pending), snapshot, units, manifest, runtime), options, done)
+    graded = [finished[s.name] for s in students if s.name in finished]
+    write_grades_csv(options.out, graded, units)
+    summary = {"runtime": runtime.describe(), "isolation": str(runtime.isolation), "missing": list(runtime.missing),
+               "units": list(units), "students": len(graded), "resumed": len(students) - len(pending),
+               "problems": {g.student: list(g.problems) for g in graded if g.problems}}
+    _write_atomic(options.out / "summary.json", json.dumps(summary, indent=2) + "\n")
+    return BatchReport(options.out, tuple(graded), len(students) - len(pending), runtime.describe(), units)
+
+
+# ---- terminal ------------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def progress_bar(console: object) -> Iterator[Callable[[int, int, str], None]]:
+    """A rich progress bar fed by :func:`run_batch`'s progress callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as bar:  # type: ignore[arg-type]
+        task = bar.add_task("grading", total=None)
+
+        def update(advance: int, total: int, what: str) -> None:
+            if advance == 0:
+                bar.console.print(f"[bold]{total}[/bold] student(s) to grade; {what}")
+            bar.update(task, total=total, advance=advance, description=f"graded {what}" if advance else "grading")
+
+        yield update
+
+
+def print_summary(report: BatchReport, console: object) -> None:
+    """Scores per student and every problem found (what was tampered with, timed out, refused)."""
+    from rich.table import Table
+
+    table = Table(title=f"batch: {len(report.graded)} students ({report.resumed} resumed) · {report.runtime}")
+    for col in ("student", *report.units, "total", "problems"):
+        table.add_column(col)
+    for g in sorted(report.graded, key=lambda g: g.student):
+        table.add_row(g.student, *(f"{g.units.get(u, 0):g}" for u in report.units), f"{g.score:g}/{g.max_score:g}",
+                      "; ".join(g.problems)[:200])
+    console.print(table)  # type: ignore[attr-defined]
+    console.print(f"wrote {report.out}/grades.csv, {report.out}/summary.json, "  # type: ignore[attr-defined]
+                  f"{report.out}/<student>/results.json and log.txt")

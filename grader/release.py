@@ -1,0 +1,105 @@
+"""The learner-facing tree: what students clone. No solutions, no reference kernels, no known corpora.
+
+``python -m grader release OUT/`` copies ``exercises/``, the grader, the units' grading tests (without
+``known_wrong/`` and ``known_right/``), the pinned requirements, and writes a student Makefile
+(``make grade`` only) and a README for students. :func:`check` refuses a tree that still holds a
+solution region, a solutions/ or kernels_ref/ file, or a known implementation.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.target import REPO_ROOT
+
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "known_wrong", "known_right")
+FORBIDDEN_DIRS = ("solutions", "kernels_ref", "known_wrong", "known_right")
+SOLUTION_MARKER = "BEGIN SOLUTION"  # "### BEGIN SOLUTION" in Python, "// BEGIN SOLUTION" in CUDA
+
+STUDENT_MAKEFILE = """\
+# Dripstone (student release): `make grade` grades exercises/ and creates the pinned environment first.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
+TARGET ?= exercises
+GRADE_ARGS := --target $(TARGET) $(if $(L),--unit $(L)) $(if $(E),--exercise $(E)) $(ARGS)
+
+.PHONY: env grade
+grade: env
+\t@$(PY) -m grader grade $(GRADE_ARGS)
+
+env: $(STAMP)
+
+$(STAMP): requirements.txt
+\t@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"' \\
+\t  || { echo "install Python 3.11 or newer, or run: make PYTHON=/path/to/python3.11"; exit 1; }
+\t@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+\t$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+\t@rm -f $(VENV)/.installed-* && touch $@
+"""
+
+STUDENT_README = """\
+# Dripstone: exercises for the AI Infra course
+
+Fill in the TODOs under `exercises/<unit>/` (each unit has a README: what to build, why, where the
+lecture teaches it, hints), then grade your work:
+
+```bash
+make grade                 # every unit (creates the pinned environment in .venv first, ~2 min)
+make grade L=23            # one unit
+make grade L=23 E=softmax_fused
+```
+
+The scoreboard shows, per unit, exercise and tier, your points, what failed and a hint. Tiers:
+`correctness` (runs anywhere; Triton kernels run under Triton's interpreter on the CPU),
+`efficiency` (the grader counts the bytes your kernel moves and holds them against the unit's
+ledger) and `gpu_perf` (timed on a CUDA GPU; "pending GPU" elsewhere, neither 0 nor a pass).
+
+The tests under `tests/<unit>/` are the ones your instructor grades with: read them to see what is
+checked. Keep the function names and signatures of the stubs; you may add helpers. Kernel
+exercises must compute in a kernel (torch compute ops inside them are refused), leave their inputs
+unmodified and return a new tensor. Your instructor grades submissions in a sandbox: code that
+exits the process, reads the network or touches files outside your folder scores 0.
+
+Units in this release: {units}
+"""
+
+
+@dataclass(frozen=True)
+class Release:
+    out: Path
+    units: tuple[str, ...]
+    files: int
+
+
+class ReleaseError(RuntimeError):
+    """The tree would leak a solution, or OUT is not empty."""
+
+
+def build(out: Path, root: Path = REPO_ROOT) -> Release:
+    """Write the learner-facing tree into the new or empty folder ``out`` and check it."""
+    if out.exists() and any(out.iterdir()):
+        raise ReleaseError(f"{out} is not empty: release into a new folder")
+    units = tuple(sorted(p.name for p in (root / "exercises").iterdir() if (root / "tests" / p.name).is_dir()))
+    shutil.copytree(root / "exercises", out / "exercises", ignore=SKIP, dirs_exist_ok=True)
+    shutil.copytree(root / "grader", out / "grader", ignore=SKIP)
+    for unit in units:
+        shutil.copytree(root / "tests" / unit, out / "tests" / unit, ignore=SKIP)
+    for name in ("pyproject.toml", "requirements.txt"):
+        shutil.copy2(root / name, out / name)
+    (out / "Makefile").write_text(STUDENT_MAKEFILE)
+    (out / "README.md").write_text(STUDENT_README.format(units=", ".join(units)))
+    check(out)
+    return Release(out, units, sum(1 for p in out.rglob("*") if p.is_file()))
+
+
+def check(tree: Path) -> None:
+    """ReleaseError naming every leak: solution regions, solutions/, kernels_ref/, known corpora."""
+    leaks = [str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_dir() and p.name in FORBIDDEN_DIRS]
+    leaks += [str(p.relative_to(tree)) for top in ("exercises", "tests") for p in (tree / top).rglob("*")
+              if p.is_file() and SOLUTION_MARKER in p.read_text(errors="replace")]
+    if leaks:
+        raise ReleaseError("the release would leak: " + ", ".join(sorted(leaks)))
