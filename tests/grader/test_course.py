@@ -41,8 +41,21 @@ def unit_reports(unit: str) -> dict[str, GradeReport]:
 
 
 @functools.cache
-def solutions_report(unit: str) -> GradeReport:
-    return api.grade(REPO_ROOT / "solutions", units=[unit])
+def _graded(folder: str, units: tuple[str, ...]) -> GradeReport:
+    """solutions/ or exercises/ graded on the selected units in one run (one interpreter start, not one per unit)."""
+    return api.grade(REPO_ROOT / folder, units=units)
+
+
+@pytest.fixture(scope="session")
+def selected_units(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    """The units this session's tests ask about (all of them under `make test`)."""
+    asked = {item.callspec.params.get("unit") for item in request.session.items if hasattr(item, "callspec")}
+    return tuple(u for u in UNITS if u in asked)
+
+
+def graded(folder: str, unit: str, selected: tuple[str, ...]) -> GradeReport:
+    report = _graded(folder, selected or (unit,))
+    return GradeReport(report.target, tuple(r for r in report.results if r.unit == unit))
 
 
 def _table(results: Iterable[TestResult]) -> str:
@@ -51,16 +64,16 @@ def _table(results: Iterable[TestResult]) -> str:
 
 
 @pytest.mark.parametrize("unit", UNITS)
-def test_solutions_score_full_marks(unit):
-    report = solutions_report(unit)
+def test_solutions_score_full_marks(unit, selected_units):
+    report = graded("solutions", unit, selected_units)
     lost = [r for r in report.results if r.status not in (Status.PASSED, Status.PENDING_GPU)]
     assert not lost, f"solutions/{unit} loses points:\n{_table(lost)}"
     assert report.score == report.max_score > 0
 
 
 @pytest.mark.parametrize("unit", UNITS)
-def test_stubs_score_zero_without_crashing(unit):
-    report = api.grade(REPO_ROOT / "exercises", units=[unit])
+def test_stubs_score_zero_without_crashing(unit, selected_units):
+    report = graded("exercises", unit, selected_units)
     wrong = [r for r in report.results if r.status not in (Status.TODO, Status.PENDING_GPU) or r.score]
     assert not wrong, f"exercises/{unit}: every test should be TODO at 0 points:\n{_table(wrong)}"
     assert all(r.message.startswith("TODO") for r in report.results if r.status is Status.TODO)
@@ -88,13 +101,13 @@ def test_known_right_scores_full_marks(impl: KnownImpl):
 
 
 @pytest.mark.parametrize("unit", UNITS)
-def test_every_test_rejects_some_known_wrong(unit):
+def test_every_test_rejects_some_known_wrong(unit, selected_units):
     """A test that no known-wrong implementation fails asserts nothing we know of."""
-    graded = {r.nodeid for r in solutions_report(unit).results
-              if r.tier in CPU_TIERS and r.status is not Status.PENDING_GPU}  # CUDA C++ runs only on a GPU
+    tests = {r.nodeid for r in graded("solutions", unit, selected_units).results
+             if r.tier in CPU_TIERS and r.status is not Status.PENDING_GPU}  # CUDA C++ runs only on a GPU
     rejecting = {r.nodeid for k in WRONG if k.unit == unit
                  for r in unit_reports(unit)[k.name].results if r.score < r.max_score}
-    idle = sorted(graded - rejecting)
+    idle = sorted(tests - rejecting)
     assert not idle, f"{unit}: these tests reject no known-wrong implementation; add one:\n  " + "\n  ".join(idle)
 
 
