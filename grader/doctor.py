@@ -23,7 +23,7 @@ import subprocess
 import sys
 import sysconfig
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
@@ -37,9 +37,19 @@ FIX_ENV_GPU = "make clean-env && make env GPU=1"
 FIX_GPU_PERF = 'on a machine with an NVIDIA GPU: docker run --gpus all -v "$PWD/exercises:/course/exercises" dripstone'
 FIX_BWRAP = "sudo apt-get install --no-install-recommends bubblewrap"
 FIX_UTIL_LINUX = "sudo apt-get install util-linux"
+FIX_ROOT = "grade batches as root (sudo), or with docker/compose.yaml, whose batch service runs as root"
+FIX_BWRAP_IN_CONTAINER = (
+    "start the container with --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt "
+    "apparmor=unconfined (this widens the container's own boundary: see docker/README.md)"
+)
+ISOLATION_LEVELS = {  # grader/sandbox.py's layers, strongest first
+    "bwrap": "bwrap: each submission gets its own network, pid and ipc namespaces, uid and resource limits",
+    "setpriv": "setpriv: each submission gets its own uid and resource limits; no private network or pids",
+    "rlimits": "rlimits only: submissions run as the grader's uid; a fork bomb is not contained",
+}
 # Oldest Linux driver each CUDA major version runs on (NVIDIA's CUDA release notes, table 3).
 MIN_DRIVER = {12: 525, 13: 580}
-SANDBOX_UID = 65534  # nobody: batch grading drops root to it (../shared/FACTS.md)
+PROBE_UID = 65534  # nobody: the unprivileged user the user-namespace probe runs as
 TOOLS = ("bwrap", "setpriv", "prlimit", "unshare")
 USERNS_SYSCTLS = (
     "user/max_user_namespaces",
@@ -65,6 +75,7 @@ class Check:
     status: Status
     detail: str
     fix: str = ""
+    section: str = ""  # the heading it is printed under
 
 
 @dataclass(frozen=True)
@@ -311,73 +322,87 @@ def userns_fix(m: Machine) -> str:
     return "enable unprivileged user namespaces in the kernel (sysctl user.max_user_namespaces)"
 
 
-def _sandbox_user(m: Machine) -> str:
-    return f"uid {SANDBOX_UID}" if m.euid == 0 and "setpriv" in m.tools else f"uid {m.euid}"
+def bwrap_fix(m: Machine) -> str:
+    """What lets bwrap start where it is installed but fails."""
+    if m.euid != 0:
+        return userns_fix(m)
+    if m.in_container:
+        return FIX_BWRAP_IN_CONTAINER
+    return "check that the kernel allows new namespaces (sysctl user.max_user_namespaces, dmesg)"
+
+
+def isolation_level(m: Machine) -> str:
+    """The strongest layer batch grading reaches here, in grader/sandbox.py's order: bwrap, setpriv, rlimits."""
+    if m.euid != 0 or "setpriv" not in m.tools:
+        return "rlimits"
+    return "bwrap" if "bwrap" in m.tools and m.bwrap_error is None else "setpriv"
 
 
 def check_isolation(m: Machine) -> list[Check]:
-    """Batch grading's tools: each missing one costs a layer of isolation, never the grading itself."""
-    checks = [_check_bwrap(m), _check_userns(m), _check_setpriv(m), _check_prlimit(m)]
-    missing = [c.name for c in checks if c.status is not Status.OK]
-    if not missing:
-        summary = Check(
-            "isolation",
-            Status.OK,
-            "available: each batch submission gets its own user, network and "
-            "pid namespaces (bwrap), an unprivileged uid and resource limits",
-        )
-    else:
-        level = "not available" if len(missing) == len(checks) else "partial"
-        fix = next(c.fix for c in checks if c.status is not Status.OK)
-        summary = Check(
-            "isolation",
-            Status.WARN,
-            f"{level}: missing {', '.join(missing)}; batch grading "
-            "falls back to what is left and says so in its report",
-            fix,
-        )
-    return checks + [summary]
+    """Batch grading's layers: each missing one costs isolation between submissions, never the grading."""
+    checks = [_check_user(m), _check_setpriv(m), _check_prlimit(m), _check_bwrap(m), _check_userns(m)]
+    level = isolation_level(m)
+    if level == "bwrap" and "prlimit" in m.tools:
+        return checks + [Check("isolation", Status.OK, f"available: {ISOLATION_LEVELS[level]}")]
+    state = "not available" if level == "rlimits" and "prlimit" not in m.tools else "partial"
+    fix = next((c.fix for c in checks if c.status is not Status.OK), "")
+    return checks + [Check("isolation", Status.WARN, f"{state}: {ISOLATION_LEVELS[level]}", fix)]
+
+
+def _who(m: Machine) -> str:
+    return "root" if m.euid == 0 else f"uid {m.euid}"
+
+
+def _check_user(m: Machine) -> Check:
+    if m.euid == 0:
+        return Check("root", Status.OK, "yes: each submission can run under a uid of its own")
+    return Check("root", Status.WARN, f"no (uid {m.euid}): submissions would share this uid", FIX_ROOT)
+
+
+def _check_setpriv(m: Machine) -> Check:
+    if "setpriv" not in m.tools:
+        return Check("setpriv", Status.WARN, "not installed: submissions cannot get a uid of their own", FIX_UTIL_LINUX)
+    return Check("setpriv", Status.OK, "installed: drops root to a uid per submission")
+
+
+def _check_prlimit(m: Machine) -> Check:
+    if "prlimit" not in m.tools:
+        return Check("prlimit", Status.WARN, "not installed: no per-submission resource limits", FIX_UTIL_LINUX)
+    return Check("prlimit", Status.OK, "installed: limits CPU time, memory, file size and processes")
 
 
 def _check_bwrap(m: Machine) -> Check:
     if "bwrap" not in m.tools:
         return Check("bwrap", Status.WARN, "not installed: submissions cannot get their own namespaces", FIX_BWRAP)
     if m.bwrap_error is not None:
-        return Check(
-            "bwrap",
-            Status.WARN,
-            f"installed, but no sandbox starts as {_sandbox_user(m)}: {m.bwrap_error}",
-            userns_fix(m),
-        )
-    return Check("bwrap", Status.OK, f"starts a sandbox as {_sandbox_user(m)} (private network and pids)")
+        detail = f"installed, but no sandbox starts as {_who(m)}: {m.bwrap_error}"
+        return Check("bwrap", Status.WARN, detail, bwrap_fix(m))
+    return Check("bwrap", Status.OK, f"starts a sandbox as {_who(m)} (private network, pids and ipc)")
 
 
 def _check_userns(m: Machine) -> Check:
     if m.userns_error is None:
-        return Check("user namespaces", Status.OK, f"available to {_sandbox_user(m)}")
-    return Check("user namespaces", Status.WARN, f"unavailable to {_sandbox_user(m)}: {m.userns_error}", userns_fix(m))
-
-
-def _check_setpriv(m: Machine) -> Check:
-    if "setpriv" not in m.tools:
-        return Check("setpriv", Status.WARN, "not installed: cannot drop root for submissions", FIX_UTIL_LINUX)
-    if m.euid == 0:
-        return Check("setpriv", Status.OK, f"drops root to uid {SANDBOX_UID} for each submission")
-    return Check("setpriv", Status.OK, f"not needed: grading already runs unprivileged (uid {m.euid})")
-
-
-def _check_prlimit(m: Machine) -> Check:
-    if "prlimit" not in m.tools:
-        return Check("prlimit", Status.WARN, "not installed: no per-submission resource limits", FIX_UTIL_LINUX)
-    return Check("prlimit", Status.OK, "limits CPU time, memory, file size and processes per submission")
+        return Check("user namespaces", Status.OK, "available to unprivileged users")
+    detail = f"unavailable to unprivileged users: {m.userns_error}"
+    if m.euid == 0 and "bwrap" in m.tools and m.bwrap_error is None:
+        return Check("user namespaces", Status.OK, f"{detail}; not needed: bwrap runs as root")
+    return Check("user namespaces", Status.WARN, detail, userns_fix(m))
 
 
 def doctor_checks(m: Machine, pins: Sequence[Pin], required: tuple[int, int]) -> list[Check]:
     """Everything ``make doctor`` reports, in the order a reader fixes things."""
     has_gpu = m.gpu is not None or bool(m.smi_gpus)
-    checks = [check_python(m, required)] + [check_pin(m, p, has_gpu=has_gpu) for p in pins]
-    checks += [check_torch(m), check_gpu(m), check_triton(m)]
-    return checks + check_tiers(m) + check_isolation(m)
+    toolchain = [check_python(m, required)] + [check_pin(m, p, has_gpu=has_gpu) for p in pins] + [check_torch(m)]
+    return (
+        _under("toolchain (requirements*.txt)", toolchain)
+        + _under("device", [check_gpu(m), check_triton(m)])
+        + _under("tiers", check_tiers(m))
+        + _under("batch grading isolation (instructors)", check_isolation(m))
+    )
+
+
+def _under(section: str, checks: list[Check]) -> list[Check]:
+    return [replace(c, section=section) for c in checks]
 
 
 # ---- probes: what this machine has ------------------------------------------------------------------
@@ -447,24 +472,37 @@ def probe_triton_hooks() -> str:
     return ""
 
 
-def _as_sandbox_user(cmd: list[str], tools: frozenset[str]) -> list[str]:
+BWRAP_PROBE = [
+    "bwrap",
+    "--die-with-parent",
+    "--unshare-net",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--ro-bind",
+    "/",
+    "/",
+    "true",
+]
+
+
+def _unprivileged(cmd: list[str], tools: frozenset[str]) -> list[str]:
     if os.geteuid() == 0 and "setpriv" in tools:
-        return ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", *cmd]
+        return ["setpriv", f"--reuid={PROBE_UID}", f"--regid={PROBE_UID}", "--clear-groups", *cmd]
     return cmd
 
 
+def _first_error(code: int, out: str) -> str | None:
+    return None if code == 0 else (out.splitlines() or [f"exit status {code}"])[-1]
+
+
 def probe_isolation(tools: frozenset[str]) -> dict[str, object]:
-    """Start a real sandbox, and a bare user namespace, as the user submissions would run as."""
+    """Start a sandbox as batch grading would (bwrap as this user), and a user namespace as an unprivileged one."""
     facts: dict[str, object] = {"sysctls": _read_sysctls(), "in_container": _in_container()}
     if "bwrap" in tools:
-        code, out = _run(
-            _as_sandbox_user(["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"], tools),
-            timeout=10,
-        )
-        facts["bwrap_error"] = None if code == 0 else (out.splitlines() or [f"exit {code}"])[-1]
+        facts["bwrap_error"] = _first_error(*_run(BWRAP_PROBE, timeout=10))
     if "unshare" in tools:
-        code, out = _run(_as_sandbox_user(["unshare", "--user", "true"], tools), timeout=10)
-        facts["userns_error"] = None if code == 0 else (out.splitlines() or [f"exit {code}"])[-1]
+        facts["userns_error"] = _first_error(*_run(_unprivileged(["unshare", "--user", "true"], tools), timeout=10))
     else:
         facts["userns_error"] = "cannot test: `unshare` (util-linux) is not installed"
     return facts
@@ -518,8 +556,10 @@ def render(report: DoctorReport, *, problems_only: bool = False) -> str:
     """One line per check, the fix under each problem, then what this machine grades."""
     shown = [c for c in report.checks if c.status is not Status.OK] if problems_only else list(report.checks)
     width = max((len(c.name) for c in shown), default=0) + 2
-    lines = []
-    for c in shown:
+    lines: list[str] = []
+    for i, c in enumerate(shown):
+        if c.section and (i == 0 or shown[i - 1].section != c.section):
+            lines += ["", c.section] if lines else [c.section]
         lines.append(f"  {c.status.value:<5} {c.name:<{width}}{c.detail}")
         if c.fix and c.status is not Status.OK:
             lines.append(f"  {'':<5} {'':<{width}}fix: {c.fix}")

@@ -171,21 +171,46 @@ def test_tier_checks_cover_every_tier_of_the_engine():
 # ---- isolation ---------------------------------------------------------------------------------------
 
 
-def test_isolation_available_when_every_tool_works():
+def test_isolation_available_as_root_with_every_tool():
     checks = by_name(doctor.check_isolation(laptop(euid=0)))
-    assert checks["isolation"].status is Status.OK and checks["isolation"].detail.startswith("available")
-    assert "uid 65534" in checks["bwrap"].detail and "drops root" in checks["setpriv"].detail
+    assert checks["isolation"].status is Status.OK and checks["isolation"].detail.startswith("available: bwrap")
+    assert "as root" in checks["bwrap"].detail and checks["root"].status is Status.OK
 
 
-def test_isolation_partial_without_bwrap_says_how_to_install_it():
-    checks = by_name(doctor.check_isolation(laptop(tools=ALL_TOOLS - {"bwrap"})))
+def test_isolation_without_bwrap_falls_back_to_setpriv_and_says_how_to_install_it():
+    checks = by_name(doctor.check_isolation(laptop(euid=0, tools=ALL_TOOLS - {"bwrap"})))
     assert checks["bwrap"].fix == doctor.FIX_BWRAP
-    assert checks["isolation"].detail.startswith("partial") and checks["isolation"].fix == doctor.FIX_BWRAP
+    assert checks["isolation"].detail.startswith("partial: setpriv") and checks["isolation"].fix == doctor.FIX_BWRAP
 
 
-def test_isolation_not_available_without_any_tool():
+def test_isolation_as_a_plain_user_is_rlimits_only_and_asks_for_root():
+    checks = by_name(doctor.check_isolation(laptop()))
+    assert checks["root"].status is Status.WARN and "uid 1000" in checks["root"].detail
+    assert checks["isolation"].detail.startswith("partial: rlimits only")
+    assert checks["isolation"].fix == doctor.FIX_ROOT
+
+
+def test_isolation_not_available_without_root_or_any_tool():
     checks = by_name(doctor.check_isolation(laptop(tools=frozenset(), userns_error="cannot test")))
     assert checks["isolation"].detail.startswith("not available")
+
+
+def test_bwrap_failing_as_root_in_a_container_names_the_capability_it_needs():
+    m = laptop(
+        euid=0,
+        in_container=True,
+        bwrap_error="bwrap: Creating new namespace failed: Operation not permitted",
+        userns_error="unshare: Operation not permitted",
+    )
+    checks = by_name(doctor.check_isolation(m))
+    assert checks["bwrap"].status is Status.WARN and checks["bwrap"].fix == doctor.FIX_BWRAP_IN_CONTAINER
+    assert "--cap-add SYS_ADMIN" in checks["bwrap"].fix
+    assert checks["isolation"].detail.startswith("partial: setpriv")
+
+
+def test_user_namespaces_are_not_needed_when_bwrap_runs_as_root():
+    check = by_name(doctor.check_isolation(laptop(euid=0, userns_error="unshare: Operation not permitted")))
+    assert check["user namespaces"].status is Status.OK and "not needed" in check["user namespaces"].detail
 
 
 @pytest.mark.parametrize(
@@ -220,18 +245,20 @@ def test_probe_reads_nvidia_smi(monkeypatch):
     assert doctor.probe_nvidia_smi() == {}
 
 
-def test_probe_isolation_runs_the_sandbox_as_the_submission_user(monkeypatch):
-    seen = []
+def test_probe_isolation_runs_bwrap_as_the_grader_and_userns_as_an_unprivileged_user(monkeypatch):
+    seen = {}
 
     def fake_run(cmd, timeout=20):
-        seen.append(cmd)
-        return (1, "bwrap: setting up uid map: Permission denied") if "bwrap" in cmd else (0, "")
+        seen["bwrap" if "bwrap" in cmd else "unshare"] = cmd
+        return (1, "bwrap: Creating new namespace failed: Operation not permitted") if "bwrap" in cmd else (0, "")
 
     monkeypatch.setattr(doctor, "_run", fake_run)
     monkeypatch.setattr(doctor.os, "geteuid", lambda: 0)
     facts = doctor.probe_isolation(ALL_TOOLS)
-    assert facts["bwrap_error"] == "bwrap: setting up uid map: Permission denied" and facts["userns_error"] is None
-    assert all(cmd[:2] == ["setpriv", "--reuid=65534"] for cmd in seen)
+    assert facts["bwrap_error"] == "bwrap: Creating new namespace failed: Operation not permitted"
+    assert facts["userns_error"] is None
+    assert seen["bwrap"][0] == "bwrap" and "--unshare-net" in seen["bwrap"]
+    assert seen["unshare"][:2] == ["setpriv", "--reuid=65534"]
 
 
 def _fake_probes(monkeypatch, *, gpu: bool) -> None:
