@@ -63,8 +63,8 @@ def zero_memory_per_gpu(
     Sharded terms hold ``shard_params(Ψ, N)`` parameters, replicated terms all Ψ.
     70B on 8 GPUs: 1_120e9, 385e9, 262.5e9, 140e9 bytes for stages 0, 1, 2, 3.
     """
-    # TODO: validate, then add each term: sharded from its stage on (optimizer 1, gradients 2, weights 3).
-    raise NotImplementedError('TODO: validate, then add each term: sharded from its stage on (optimizer 1, gradients 2, weights 3).')
+    # TODO: validate, then each term, sharded from its stage on (opt 1, grads 2, weights 3).
+    raise NotImplementedError('TODO: validate, then each term, sharded from its stage on (opt 1, grads 2, weights 3).')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,5 +97,5 @@ def fsdp_peak_param_bytes(unit_params: Sequence[int], n_gpus: int, prefetch: int
     too: peak = Σ shards + max over i of the full units i..i+prefetch, times ``weight_bytes``.
     LLaMA-3-8B wrapped per decoder layer, 8 GPUs, prefetch 1: 4,545,143,808 B; as one unit: 18,068,087,808 B.
     """
-    # TODO: validate (a non-empty list of int sizes), then the shards plus the largest window of unsharded units.
-    raise NotImplementedError('TODO: validate (a non-empty list of int sizes), then the shards plus the largest window of unsharded units.')
+    # TODO: validate, then all shards plus the largest window of unsharded units.
+    raise NotImplementedError('TODO: validate, then all shards plus the largest window of unsharded units.')

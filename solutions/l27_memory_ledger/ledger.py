@@ -51,7 +51,7 @@ def training_memory(
     "total": weights + grads + optimizer}``. Defaults: bf16 weights and gradients, Adam with fp32
     master weights, m and v (12 B/param, the ZeRO paper's K). 7B → 112e9 B (112 GB, 104.3 GiB).
     """
-    # TODO: validate the arguments, then one named line per term in bytes and the total as their sum.
+    # TODO: validate, then one named line per term (bytes) and the total as their sum.
     ### BEGIN SOLUTION
     n = _check_int("n_params", n_params)
     weights = n * _check_int("weight_bytes", weight_bytes)  # bf16 weights: 2 B/param
@@ -97,7 +97,7 @@ def kv_cache_bytes(n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int, 
     LLaMA-3-70B (80 layers, 8 KV heads of 128), bf16: 327,680 B per token; 32 × 8192 tokens →
     85,899,345,920 B (80 GiB).
     """
-    # TODO: validate, then count the K and V elements of every layer, token and sequence, in bytes.
+    # TODO: validate, then count K and V of every layer, token and sequence, in bytes.
     ### BEGIN SOLUTION
     per_token_layer = 2 * _check_int("n_kv_heads", n_kv_heads) * _check_int("head_dim", head_dim)  # K and V
     tokens = _check_int("seq_len", seq_len) * _check_int("batch", batch)
@@ -116,7 +116,7 @@ def attention_flops_share(n_layers: int, hidden: int, n_params: int, seq_len: in
     QK^T and A·V cost 2·B·S²·d FLOPs each per layer forward, three times that with the backward:
     12·L·S²·d per sequence, against 6·P·S. L=32, d=4096, P=7e9: S=2048 → 0.0767; S=32768 → 1.227.
     """
-    # TODO: validate (n_params, seq_len >= 1), then divide the attention FLOPs by the weight FLOPs.
+    # TODO: validate (n_params, seq_len >= 1), then attention FLOPs / weight FLOPs.
     ### BEGIN SOLUTION
     n_layers, hidden = _check_int("n_layers", n_layers), _check_int("hidden", hidden)
     p, s = _check_int("n_params", n_params, 1), _check_int("seq_len", seq_len, 1)
