@@ -81,8 +81,8 @@ def bus_bandwidth(alg_bw: float, n_ranks: int, collective: str) -> float:
     Factors in the module docstring. 8×H100 all-reduce of 536 870 912 B in 1412.1 µs:
     algbw 380.19 GB/s → busbw 665.33 GB/s.
     """
-    # TODO: validate, then scale alg_bw by the collective's factor (nccl-tests doc/PERFORMANCE.md).
-    raise NotImplementedError("TODO: validate, then scale alg_bw by the collective's factor (nccl-tests doc/PERFORMANCE.md).")
+    # TODO: validate, then scale alg_bw by the collective's nccl-tests factor.
+    raise NotImplementedError("TODO: validate, then scale alg_bw by the collective's nccl-tests factor.")
 
 
 def allreduce_algorithm_times(message_bytes: int, n_ranks: int, alpha_s: float,

@@ -86,7 +86,7 @@ def bus_bandwidth(alg_bw: float, n_ranks: int, collective: str) -> float:
     Factors in the module docstring. 8×H100 all-reduce of 536 870 912 B in 1412.1 µs:
     algbw 380.19 GB/s → busbw 665.33 GB/s.
     """
-    # TODO: validate, then scale alg_bw by the collective's factor (nccl-tests doc/PERFORMANCE.md).
+    # TODO: validate, then scale alg_bw by the collective's nccl-tests factor.
     ### BEGIN SOLUTION
     alg_bw, p = _check_rate("alg_bw", alg_bw, allow_zero=True), _check_ranks("n_ranks", n_ranks)
     factors = {"all_reduce": 2 * (p - 1) / p, "all_gather": (p - 1) / p, "reduce_scatter": (p - 1) / p,
