@@ -7,7 +7,7 @@ that snapshot, so the GPU and the no-GPU paths are both tested on any machine. `
 traceback.
 
 Pins are read from requirements.txt and requirements-gpu.txt, never re-typed here. This module imports
-only the standard library at module level and avoids syntax newer than Python 3.7: it must run, and say
+only the standard library at module level and avoids syntax newer than Python 3.8: it must run, and say
 what is wrong, in an environment too broken to import torch or rich, or on a Python too old for the grader.
 """
 
@@ -37,6 +37,7 @@ FIX_ENV_GPU = "make clean-env && make env GPU=1"
 FIX_GPU_PERF = 'on a machine with an NVIDIA GPU: docker run --gpus all -v "$PWD/exercises:/course/exercises" dripstone'
 FIX_BWRAP = "sudo apt-get install --no-install-recommends bubblewrap"
 FIX_UTIL_LINUX = "sudo apt-get install util-linux"
+FIX_BWRAP_VERSION = "install bubblewrap 0.8 or newer: the sandbox caps each submission's /tmp with --size"
 FIX_ROOT = "grade batches as root (sudo), or with docker/compose.yaml, whose batch service runs as root"
 FIX_BWRAP_IN_CONTAINER = (
     "start the container with --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt "
@@ -47,7 +48,7 @@ ISOLATION_LEVELS = {  # grader/sandbox.py's layers, strongest first
     "setpriv": "setpriv: each submission gets its own uid and resource limits; no private network or pids",
     "rlimits": "rlimits only: submissions run as the grader's uid; a fork bomb is not contained",
 }
-# Oldest Linux driver each CUDA major version runs on (NVIDIA's CUDA release notes, table 3).
+# Oldest Linux driver each CUDA major version runs on (CUDA toolkit release notes, minimum driver).
 MIN_DRIVER = {12: 525, 13: 580}
 PROBE_UID = 65534  # nobody: the unprivileged user the user-namespace probe runs as
 TOOLS = ("bwrap", "setpriv", "prlimit", "unshare")
@@ -99,7 +100,7 @@ class Gpu:
 
 @dataclass(frozen=True)
 class Machine:
-    """What :func:`probe` saw. The defaults describe a machine with nothing beyond Python."""
+    """What :func:`probe` saw; :func:`probe_basics` fills only the first three fields, all the blocking checks read."""
 
     python: tuple[int, int, int]
     executable: str
@@ -116,7 +117,7 @@ class Machine:
     tools: frozenset[str] = frozenset()
     euid: int = 0
     bwrap_error: str | None = None  # None: a sandbox started; else why it did not
-    userns_error: str | None = None  # None: a user namespace was created as the sandbox user
+    userns_error: str | None = None  # None: an unprivileged user created a user namespace
     sysctls: Mapping[str, str] = field(default_factory=dict)
     in_container: bool = False
 
@@ -324,6 +325,8 @@ def userns_fix(m: Machine) -> str:
 
 def bwrap_fix(m: Machine) -> str:
     """What lets bwrap start where it is installed but fails."""
+    if m.bwrap_error and "--size" in m.bwrap_error:
+        return FIX_BWRAP_VERSION
     if m.euid != 0:
         return userns_fix(m)
     if m.in_container:
@@ -472,6 +475,7 @@ def probe_triton_hooks() -> str:
     return ""
 
 
+# The sandbox's own namespaces and size-capped /tmp (grader/sandbox.py); --size needs bubblewrap 0.8+.
 BWRAP_PROBE = [
     "bwrap",
     "--die-with-parent",
@@ -482,6 +486,12 @@ BWRAP_PROBE = [
     "--ro-bind",
     "/",
     "/",
+    "--perms",
+    "1777",
+    "--size",
+    str(1 << 20),
+    "--tmpfs",
+    "/tmp",
     "true",
 ]
 

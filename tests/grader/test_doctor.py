@@ -208,6 +208,11 @@ def test_bwrap_failing_as_root_in_a_container_names_the_capability_it_needs():
     assert checks["isolation"].detail.startswith("partial: setpriv")
 
 
+def test_bubblewrap_too_old_for_the_sandbox_says_which_version_it_needs():
+    check = doctor.check_isolation(laptop(euid=0, bwrap_error="bwrap: Unknown option --size"))[3]
+    assert check.name == "bwrap" and check.fix == doctor.FIX_BWRAP_VERSION and "0.8" in check.fix
+
+
 def test_user_namespaces_are_not_needed_when_bwrap_runs_as_root():
     check = by_name(doctor.check_isolation(laptop(euid=0, userns_error="unshare: Operation not permitted")))
     assert check["user namespaces"].status is Status.OK and "not needed" in check["user namespaces"].detail
@@ -297,9 +302,9 @@ def test_blocking_mode_is_silent_when_all_is_well(monkeypatch, capsys):
     assert capsys.readouterr() == ("", "")
 
 
-def test_doctor_module_parses_as_python_3_7():
+def test_doctor_module_parses_as_python_3_8():
     """A too-old Python must still run the doctor and be told so, not die on a SyntaxError."""
-    ast.parse((REPO_ROOT / "grader" / "doctor.py").read_text(), feature_version=(3, 7))
+    ast.parse((REPO_ROOT / "grader" / "doctor.py").read_text(), feature_version=(3, 8))
 
 
 # ---- end to end --------------------------------------------------------------------------------------
