@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import math
 
+from grader.constants import GPUS
+
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all")
 TREE_EFFICIENCY = 0.85  # lecture 18 lab: a tree reaches ~85 % of the link bandwidth
 
 # Protocol model of lecture 18's lab: (latency in s, effective bandwidth in bytes/s).
-SIMPLE_BYTES_PER_S = 450e9  # NVLink4 per direction (900 GB/s bidirectional)
+SIMPLE_BYTES_PER_S = GPUS["H100-SXM"].nvlink_bytes_per_s / 2  # NVLink4 per direction: 450 GB/s
 PROTOCOLS: dict[str, tuple[float, float]] = {
     "simple": (6e-6, SIMPLE_BYTES_PER_S),  # full bandwidth, highest latency
     "ll": (1e-6, SIMPLE_BYTES_PER_S * 4 / 8),  # 4 data bytes + 4 flag bytes per 8-byte store
