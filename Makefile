@@ -23,6 +23,7 @@ help:
 	@echo "make env                                           create the pinned environment in $(VENV)"
 	@echo "make env GPU=1                                     ... plus the GPU extras of requirements-gpu.txt"
 	@echo "make doctor                                        what this machine can grade, and how to fix what it cannot"
+	@echo "make bench                                         reference kernels vs copy bandwidth, cuBLAS and SDPA (GPU)"
 
 env: $(STAMP)
 
@@ -57,6 +58,11 @@ doctor:
 hadolint: env
 	$(PY) -m pip install --quiet --disable-pip-version-check $(HADOLINT)
 	$(VENV)/bin/hadolint docker/Dockerfile
+
+# Reference kernels side by side on one GPU: softmax/transpose vs copy bandwidth, matmul vs cuBLAS,
+# attention vs SDPA flash (grader/bench.py). Without a GPU it says so and exits 0.
+bench: env
+	$(PY) -m grader.bench
 
 clean-env:
 	rm -rf $(VENV)

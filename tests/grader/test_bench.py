@@ -1,0 +1,38 @@
+"""grader/bench.py (`make bench`): says so and exits 0 without a GPU; its rows report ratios against goals."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from grader import bench, perf
+from grader.target import REPO_ROOT
+
+
+@pytest.mark.skipif(perf.gpu_available(), reason="this machine has a GPU: make bench measures instead")
+def test_bench_without_a_gpu_says_so_and_exits_0():
+    proc = subprocess.run([sys.executable, "-m", "grader.bench"], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "no CUDA GPU" in proc.stdout and "nothing measured" in proc.stdout
+
+
+def test_rows_show_ratio_goal_and_what_is_missing():
+    assert "0.92×" in bench.Row("softmax", "8192×8192 fp32", 0.92, 0.85, "vs D2D copy").line()
+    assert "ok" in bench.Row("softmax", "s", 0.92, 0.85, "vs D2D copy").line()
+    assert "BELOW GOAL" in bench.Row("matmul", "4096³ bf16", 0.5, 0.9, "vs torch.matmul").line()
+    missing = bench.Row("attention", "s", None, 0.8, "vs SDPA flash", "missing: kernels_ref/attention.py").line()
+    assert "missing: kernels_ref/attention.py" in missing and "ok" not in missing
+
+
+def test_reference_lookup_and_output_check(monkeypatch):
+    import torch
+
+    assert bench._reference("no_such_kernel", ("f",)) is None
+    want = torch.ones(3, 4)
+    assert bench._checked(want.clone(), want, rtol=1e-5, atol=0) == ""
+    assert bench._checked((want.clone(), None), want, rtol=1e-5, atol=0) == ""  # (o, lse) tuples: o is checked
+    assert bench._checked(want * 2, want, rtol=1e-5, atol=0).startswith("WRONG: 12 elements")
+    assert bench._checked(want[:2], want, rtol=1e-5, atol=0).startswith("wrong output")
