@@ -498,6 +498,9 @@ def _install_sim_hooks() -> None:
     _sim_installed = True
 
 
+_alloc_lock = threading.Lock()
+
+
 def _wrap_shared(shared_cls) -> None:
     dynamic = shared_cls.array
 
@@ -510,12 +513,14 @@ def _wrap_shared(shared_cls) -> None:
             dtype = numpy_support.as_dtype(dtype)
         caller = sys._getframe(1)
         key = (caller.f_code.co_filename, caller.f_lineno)  # one allocation per source line, as numba does
-        res = self._allocations.get(key)
-        if res is None:
-            res = np.empty(shape, dtype)
-            res.fill(np.nan if np.issubdtype(res.dtype, np.floating) else -(2**31) if res.dtype.itemsize >= 4 else 0)
-            res = res.view(_SharedArray)
-            self._allocations[key] = res
+        with _alloc_lock:  # the block's threads all arrive here: exactly one of them allocates
+            res = self._allocations.get(key)
+            if res is None:
+                res = np.empty(shape, dtype)
+                poison = np.nan if np.issubdtype(res.dtype, np.floating) else -(2**31) if res.dtype.itemsize >= 4 else 0
+                res.fill(poison)
+                res = res.view(_SharedArray)
+                self._allocations[key] = res
         return res
 
     shared_cls.array = array

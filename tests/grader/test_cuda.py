@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
 
 import numpy as np
@@ -150,6 +151,15 @@ def reads_unwritten(y):
 
 
 @sim.jit
+def gather_shared(y):
+    s = sim.shared.array(256, np.float32)
+    t = sim.threadIdx.x
+    s[t] = t
+    sim.syncthreads()
+    y[t] = s[255 - t]
+
+
+@sim.jit
 def off_by_one(x, y):
     i = sim.grid(1)
     y[i] = x[i - 1]
@@ -202,3 +212,16 @@ def test_run_sim_kernel_checks_the_output_and_refuses_negative_indices():
 
     with pytest.raises(IndexError, match="negative"):
         off_by_one[1, 4](sim.to_device(x), sim.device_array(4, np.float32))
+
+
+def test_sim_shared_array_is_one_per_block_under_preemption():
+    """All threads of a block get the same shared array even when the interpreter switches threads constantly."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(3):
+            y = sim.device_array(256, np.float32)
+            gather_shared[1, 256](y)
+            assert np.array_equal(y.copy_to_host(), np.arange(255, -1, -1))
+    finally:
+        sys.setswitchinterval(old)

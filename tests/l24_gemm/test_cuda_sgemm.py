@@ -1,0 +1,141 @@
+"""L24 · the shared-memory tiled SGEMM in CUDA: numba's sgemm_tiled in the simulator, sgemm.cu by NVRTC and on a GPU.
+
+The simulator runs ~2 s per 16 × 16 block on these machines: shapes stay at one or two tiles per
+dimension, and one traced run serves both efficiency tests.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from grader import cuda, target
+from grader.compare import Tolerance, assert_close
+from grader.harness import learner
+
+UNIT = "l24_gemm"
+TILE = 16  # sgemm.cu's tile (its launch configuration); cuda_sgemm.py's is read from the learner's file
+sgemm_tiled = learner(UNIT, "cuda_sgemm", "sgemm_tiled")
+# fp32 accumulation over K products: a few ulps of sqrt(K)·|a||b| (fp64 reference, TF32 not involved)
+SGEMM_TOL = Tolerance(atol=1e-5, rtol=1e-5)
+
+
+def operands(m: int, n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+
+
+def run(m: int, n: int, k: int, seed: int) -> cuda.SimTraffic:
+    a, b = operands(m, n, k, seed)
+    c, traffic = cuda.run_sim_kernel("sgemm_tiled", sgemm_tiled, a, b)
+    want = torch.from_numpy(a).double() @ torch.from_numpy(b).double()
+    assert_close(torch.from_numpy(c), want, dtype=torch.float32, tol=SGEMM_TOL,
+                 what=f"sgemm_tiled(a: {m}×{k}, b: {k}×{n} float32)")
+    return traffic
+
+
+@functools.cache
+def traced_run() -> cuda.SimTraffic:
+    """32 × 16 × 32: two blocks, two k-steps (one traced simulation for both efficiency tests)."""
+    return run(32, 16, 32, seed=3)
+
+
+def learner_tile() -> int:
+    """cuda_sgemm.TILE of the target: another tile size is a correct alternative, graded by its own ledger."""
+    tile = getattr(target.load_module(UNIT, "cuda_sgemm"), "TILE", None)
+    if not isinstance(tile, int) or tile not in (8, 16, 32):
+        raise target.SubmissionError(f"cuda_sgemm.TILE must be 8, 16 or 32 (a warp covers whole rows), got {tile!r}")
+    return tile
+
+
+def tiled_ledger_bytes(m: int, n: int, k: int, tile: int) -> tuple[int, int]:
+    """(loaded, stored) bytes of a tile × tile SGEMM: A once per block column, B once per block row."""
+    return 4 * (m * k * math.ceil(n / tile) + k * n * math.ceil(m / tile)), 4 * m * n
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("sgemm_tiled")
+@pytest.mark.points(4)
+@pytest.mark.hint("K = 40 is not a multiple of 16: what does the last k-step stage past the end of A's row?")
+@pytest.mark.parametrize("m, n, k", [(1, 1, 1), (17, 5, 40)])
+def test_sgemm_tiled_matches(m, n, k):
+    """1 × 1 × 1, and tails in M, N and K at once: equals a @ b (fp64 reference, fp32 tolerance)."""
+    run(m, n, k, seed=m + n + k)
+
+
+@pytest.mark.efficiency
+@pytest.mark.exercise("sgemm_tiled")
+@pytest.mark.points(3)
+@pytest.mark.hint("How many times does each block load each element of its A and B tiles from global memory?")
+def test_sgemm_tiled_traffic_matches_the_tiled_ledger():
+    """Global bytes loaded and stored equal the tiled ledger of the kernel's TILE exactly; one launch."""
+    t = traced_run()
+    tile = learner_tile()
+    loaded, stored = tiled_ledger_bytes(32, 16, 32, tile)
+    assert t.launches == 1, f"{t.launches} launches, expected 1 ({t.summary()})"
+    assert (t.bytes_loaded, t.bytes_stored) == (loaded, stored), (
+        f"loaded {t.bytes_loaded:,} B and stored {t.bytes_stored:,} B; the tiled ledger says {loaded:,} B loaded "
+        f"(A ⌈N/{tile}⌉ times, B ⌈M/{tile}⌉ times) and {stored:,} B stored ({t.summary()})")
+
+
+@pytest.mark.efficiency
+@pytest.mark.exercise("sgemm_tiled")
+@pytest.mark.points(3)
+@pytest.mark.hint("Which of threadIdx.x and threadIdx.y walks the contiguous dimension of A, B and C?")
+def test_sgemm_tiled_coalesced_and_conflict_free():
+    """Every global warp request at 100 % sector use (4 sectors per 32 floats); shared tiles conflict-free."""
+    t = traced_run()
+    for kind, requests, sectors in (("loads", t.load_requests, t.load_sectors),
+                                    ("stores", t.store_requests, t.store_sectors)):
+        assert sectors == 4 * requests, (
+            f"global {kind}: {sectors / requests:.1f} sectors per warp request, 4 when the 32 lanes read 128 "
+            f"contiguous bytes ({t.summary()})")
+    assert t.shared_requests and t.max_conflict_degree == 1, (
+        f"shared memory: worst request {t.max_conflict_degree}-way bank conflict ({t.summary()})")
+
+
+# ---- sgemm.cu: NVRTC here, the GPU for correctness -------------------------------------------------
+
+
+@pytest.mark.efficiency
+@pytest.mark.exercise("sgemm_cu")
+@pytest.mark.points(3)
+@pytest.mark.hint("Does every k-step load its tiles into __shared__ arrays, and wait for all threads twice?")
+def test_sgemm_cu_stages_tiles_in_shared_memory():
+    """NVRTC sm_90: two 16 × 16 fp32 tiles in shared memory, ld.shared in the loop, barriers around it, no spills."""
+    c = cuda.compile_learner(UNIT, "sgemm", "sgemm_tiled")
+    r = c.kernel("sgemm_tiled")
+    ptx = c.ptx_of("sgemm_tiled")
+    assert r.smem_bytes >= 2 * TILE * TILE * 4, (
+        f"sgemm_tiled uses {r.smem_bytes} B of shared memory; staging a 16 × 16 tile of A and one of B takes "
+        f"{2 * TILE * TILE * 4} B ({r.summary()})")
+    assert cuda.ptx_instructions(ptx, "ld.shared"), "sgemm_tiled never reads shared memory: multiply out of the tiles"
+    barriers = len(cuda.ptx_instructions(ptx, "bar.sync"))
+    double_buffered = r.smem_bytes >= 4 * TILE * TILE * 4
+    assert barriers >= 2 or (barriers == 1 and double_buffered), (
+        f"sgemm_tiled has {barriers} __syncthreads(): one after staging the tiles, and one after using them so "
+        "the next k-step does not overwrite a tile another warp still reads")
+    assert r.spill_stores == r.spill_loads == 0 and r.stack_bytes == 0, f"sgemm_tiled spills: {r.summary()}"
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("sgemm_cu")
+@pytest.mark.points(4)
+@pytest.mark.hint("Tails: does the last k-step stage zeros outside A and B?")
+@pytest.mark.parametrize("m, n, k", [(1, 1, 1), (100, 70, 45), (512, 512, 512)])
+def test_sgemm_cu_on_gpu(m, n, k):
+    """On a GPU: equals A @ B in fp64 for tails and a larger square (TF32 off on the reference side)."""
+    cuda.require_device()
+    src = cuda.load_cu(UNIT, "sgemm")
+    src.require_done("sgemm_tiled")
+    kernel = src.compile(arch=cuda.device_arch())
+    a, b = (torch.from_numpy(t).cuda() for t in operands(m, n, k, seed=k))
+    c = torch.full((m, n), float("nan"), device="cuda")
+    cuda.launch(kernel, "sgemm_tiled", (math.ceil(n / TILE), math.ceil(m / TILE)), (TILE, TILE), [a, b, c, m, n, k])
+    torch.cuda.synchronize()
+    tol = Tolerance(atol=1e-5 * math.sqrt(k), rtol=1e-5)
+    assert_close(c, a.double() @ b.double(), dtype=torch.float32, tol=tol, what=f"sgemm_tiled {m}×{n}×{k}")
