@@ -66,3 +66,25 @@ bench: env
 
 clean-env:
 	rm -rf $(VENV)
+
+# Batch grading (instructors; grader/batch.py). Submissions run as an unprivileged uid, which cannot
+# read a venv under a private home (pyenv under /root): `make sandbox-env` builds a world-readable
+# venv from a system Python with the same pins. CI runs it (.ci/run) so the sandboxed tests run.
+SANDBOX_PYTHON ?= /usr/bin/python3
+SANDBOX_VENV   ?= /opt/dripstone/venv
+SANDBOX_STAMP  := $(SANDBOX_VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
+JOBS           ?= 1
+
+.PHONY: sandbox-env batch
+sandbox-env: $(SANDBOX_STAMP)
+
+$(SANDBOX_STAMP): requirements.txt
+	@test -x $(SANDBOX_VENV)/bin/python || $(SANDBOX_PYTHON) -m venv $(SANDBOX_VENV) \
+	  || { echo "cannot create $(SANDBOX_VENV) with $(SANDBOX_PYTHON): set SANDBOX_PYTHON to a world-readable Python 3.11"; exit 1; }
+	$(SANDBOX_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@chmod -R a+rX $(SANDBOX_VENV) && rm -f $(SANDBOX_VENV)/.installed-* && touch $@
+
+batch: env sandbox-env
+	@test -n "$(SUBMISSIONS)" -a -n "$(OUT)" || { echo "usage: make batch SUBMISSIONS=dir OUT=dir [JOBS=2] [L=23]"; exit 2; }
+	DRIPSTONE_SANDBOX_VENV=$(SANDBOX_VENV) $(PY) -m grader batch $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) \
+	  $(if $(L),--unit $(L)) $(ARGS)

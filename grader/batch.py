@@ -88,6 +88,7 @@ class BatchOptions:
     out: Path
     jobs: int = 1
     units: tuple[str, ...] = ()
+    exercises: tuple[str, ...] = ()  # only these exercises (function names); all by default
     backend: Backend = Backend.LOCAL
     address: str | None = None
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
@@ -125,11 +126,11 @@ def discover(submissions: Path) -> list[Student]:
 # ---- the trusted side: manifest and validation ------------------------------------------------------
 
 
-def collect_manifest(repo: Path, units: Sequence[str], dest: Path) -> list[dict[str, object]]:
+def collect_manifest(repo: Path, units: Sequence[str], exercises: Sequence[str], dest: Path) -> list[dict[str, object]]:
     """The graded tests, collected on the grader's copy by the grader's Python; no learner code runs."""
     cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", *(str(repo / "tests" / u) for u in units),
            "-p", "grader.plugin", "-p", "no:cacheprovider", "--dripstone-manifest", str(dest),
-           "--rootdir", str(repo), "-c", str(repo / "pyproject.toml")]
+           "--rootdir", str(repo), "-c", str(repo / "pyproject.toml"), *sandbox.exercise_args(exercises)]
     with tempfile.TemporaryDirectory(prefix="dripstone-manifest-") as tmp:
         env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1",
                "HYPOTHESIS_STORAGE_DIRECTORY": tmp}
@@ -159,8 +160,6 @@ def _check(expected: dict[str, object], got: TestResult) -> str | None:
         return f"score {got.score} outside [0, {got.points}]"
     if got.status is not Status.PASSED and got.score:
         return f"status {got.status} with a non-zero score"
-    if got.status is Status.PENDING_GPU and got.tier is not Tier.GPU_PERF:
-        return "pending GPU on a CPU tier"
     return None
 
 
@@ -234,30 +233,35 @@ def _ended(outcome: sandbox.Outcome, limits: sandbox.Limits) -> str:
     return f"pytest exit status {outcome.returncode}"
 
 
-def grade_student(student: Student, snapshot: Path, units: tuple[str, ...], manifest: list[dict[str, object]],
-                  runtime: sandbox.Runtime, limits: sandbox.Limits) -> StudentOutput:
+def grade_student(student: Student, plan: Plan, limits: sandbox.Limits) -> StudentOutput:
     """Stage, run in the sandbox, validate against the manifest. Writes nothing outside its scratch.
 
-    ``snapshot`` is the batch's copy of the grader and tests (every student gets the same tests,
-    even if the repository changes during the batch); each student gets a fresh copy of it.
+    ``plan.snapshot`` is the batch's copy of the grader and tests (every student gets the same
+    tests, even if the repository changes during the batch); each student gets a fresh copy of it.
     """
+    manifest, runtime = plan.manifest, plan.runtime
     with tempfile.TemporaryDirectory(prefix="dripstone-job-") as tmp, job_slot() as slot:
         work = Path(tmp)
         work.chmod(0o711)
         try:
             target = _stage_submission(student, work)
         except (unpack.UnsafeArchive, OSError) as exc:
-            results = [_zero(e, f"submission refused: {exc}") for e in manifest]
-            return _output(student, results, [f"submission refused: {exc}"], runtime, 0.0, "")
-        repo = sandbox.stage_repo(work / "repo", units, root=snapshot)
-        job = sandbox.Job(student.name, repo, target, work / "scratch", units, work / "results.jsonl",
-                          work / "log.txt", slot)
+            return refused(student, plan, str(exc))
+        repo = sandbox.stage_repo(work / "repo", plan.units, root=plan.snapshot)
+        job = sandbox.Job(student.name, repo, target, work / "scratch", plan.units, work / "results.jsonl",
+                          work / "log.txt", slot, plan.exercises)
         outcome = sandbox.run(job, runtime, limits)
         results, problems = validate(manifest, job.report.read_text(errors="replace"), _ended(outcome, limits))
         log = _read_capped(job.log)
     if outcome.timed_out:
         problems.insert(0, f"timed out after {limits.wall_s:g} s")
     return _output(student, results, problems, runtime, outcome.wall_s, log)
+
+
+def refused(student: Student, plan: Plan, reason: str) -> StudentOutput:
+    """A submission that could not be unpacked or staged: every test 0, the reason said."""
+    results = [_zero(e, f"submission refused: {reason}") for e in plan.manifest]
+    return _output(student, results, [f"submission refused: {reason}"], plan.runtime, 0.0, "")
 
 
 def _read_capped(path: Path) -> str:
@@ -340,6 +344,7 @@ class Plan:
     pending: tuple[Student, ...]
     snapshot: Path
     units: tuple[str, ...]
+    exercises: tuple[str, ...]
     manifest: list[dict[str, object]]
     runtime: sandbox.Runtime
 
@@ -348,7 +353,7 @@ def _snapshot(options: BatchOptions, units: tuple[str, ...], tmp: Path) -> tuple
     from grader import api
 
     snapshot = sandbox.stage_repo(tmp / "snapshot", units)
-    manifest = collect_manifest(snapshot, units, options.out / "manifest.json")
+    manifest = collect_manifest(snapshot, units, options.exercises, options.out / "manifest.json")
     if not manifest:
         raise api.GraderError(f"no grading tests in units {units}")
     return snapshot, manifest
@@ -360,8 +365,7 @@ Runner = Callable[[Plan, BatchOptions, Callable[[StudentOutput], None]], None]
 def run_local(plan: Plan, options: BatchOptions, done: Callable[[StudentOutput], None]) -> None:
     """``--jobs`` students at a time in threads; each thread waits on its sandboxed process."""
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
-        futures = [pool.submit(grade_student, s, plan.snapshot, plan.units, plan.manifest, plan.runtime,
-                               options.limits) for s in plan.pending]
+        futures = [pool.submit(grade_student, s, plan, options.limits) for s in plan.pending]
         for future in as_completed(futures):
             done(future.result())
 
@@ -390,7 +394,7 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] =
         runner = batch_ray.run_ray
     with tempfile.TemporaryDirectory(prefix="dripstone-batch-") as tmp:
         snapshot, manifest = _snapshot(options, units, Path(tmp))
-        runner(Plan(tuple(pending), snapshot, units, manifest, runtime), options, done)
+        runner(Plan(tuple(pending), snapshot, units, options.exercises, manifest, runtime), options, done)
     graded = [finished[s.name] for s in students if s.name in finished]
     write_grades_csv(options.out, graded, units)
     summary = {"runtime": runtime.describe(), "isolation": str(runtime.isolation), "missing": list(runtime.missing),

@@ -197,6 +197,8 @@ def _ensure_worker() -> _Worker:
         _serve(req_r, rep_w)
     os.close(req_r)
     os.close(rep_w)
+    with contextlib.suppress(OSError):
+        os.setpgid(pid, pid)  # also here: no window in which the worker's group does not exist yet
     _worker = _Worker(pid, req_w, rep_r)
     return _worker
 
@@ -208,6 +210,7 @@ def _serve(requests: int, replies: int) -> None:
         for fd in _protected:
             with contextlib.suppress(OSError):
                 os.close(fd)
+        os.setpgid(0, 0)  # its own group: ending the worker ends whatever it forked
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         while (request := _read_message(requests)) is not None:
             _write_message(replies, _answer(*pickle.loads(request)))
@@ -304,6 +307,8 @@ def _reap(pid: int) -> str:
 
 
 def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):

@@ -63,7 +63,8 @@ def _batch(args: argparse.Namespace) -> int:
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     options = batch.BatchOptions(Path(args.submissions), Path(args.out), jobs=args.jobs, units=tuple(args.unit),
-                                 backend=batch.Backend(args.backend), address=args.address,
+                                 exercises=tuple(args.exercise), backend=batch.Backend(args.backend),
+                                 address=args.address,
                                  limits=sandbox.Limits(wall_s=args.timeout))
     try:
         with batch.progress_bar(console) as progress:
@@ -115,6 +116,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True, help="results.json and log per student, grades.csv, summary.json")
     b.add_argument("--jobs", "-j", type=int, default=1, help="students graded at once (default 1)")
     b.add_argument("--unit", "--units", "-u", action="append", default=[], help="unit to grade; repeatable")
+    b.add_argument("--exercise", "-e", action="append", default=[], help="only this exercise; repeatable")
     b.add_argument("--backend", choices=["local", "ray"], default="local", help="local processes or Ray tasks")
     b.add_argument("--address", help="Ray cluster address (default: start a local one)")
     b.add_argument("--timeout", type=float, default=900.0, help="wall-clock seconds per student (default 900)")

@@ -84,6 +84,7 @@ class Job:
     report: Path
     log: Path
     slot: int = 0
+    exercises: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,12 +157,16 @@ def stage_target(submission: Path, dest: Path) -> Path:
     return dest
 
 
-def pytest_command(python: Path, repo: Path, target: Path, units: Sequence[str], report: str) -> list[str]:
+def exercise_args(exercises: Sequence[str]) -> list[str]:
+    return [a for e in exercises for a in ("--exercise", e)]
+
+
+def pytest_command(python: Path, repo: Path, target: Path, job: Job, report: str) -> list[str]:
     """The grading run, as ``grader.api.grade`` runs it, with results to ``report`` (fd:N or a path)."""
-    return [str(python), "-m", "pytest", *(str(repo / "tests" / u) for u in units),
+    return [str(python), "-m", "pytest", *(str(repo / "tests" / u) for u in job.units),
             "-p", "grader.plugin", "-p", "no:cacheprovider", "--target", str(target),
             "--dripstone-report", report, "-q", "--no-header", "-rN", "--tb=no", "--assert=plain",
-            "--rootdir", str(repo), "-c", str(repo / "pyproject.toml")]
+            "--rootdir", str(repo), "-c", str(repo / "pyproject.toml"), *exercise_args(job.exercises)]
 
 
 def _environment(repo: Path, target: Path, tmp: Path, limits: Limits) -> dict[str, str]:
@@ -210,13 +215,13 @@ def command(job: Job, runtime: Runtime, limits: Limits, report_fd: int) -> tuple
     uid = UID_BASE + job.slot
     if runtime.isolation is Isolation.BWRAP:
         env = _environment(REPO_IN, TARGET_IN, Path("/tmp"), limits)
-        inner = pytest_command(runtime.python, REPO_IN, TARGET_IN, job.units, f"fd:{report_fd}")
+        inner = pytest_command(runtime.python, REPO_IN, TARGET_IN, job, f"fd:{report_fd}")
         cmd = [*_bwrap_base(runtime.python, limits.tmp_bytes), "--ro-bind", str(job.repo), str(REPO_IN),
                "--ro-bind", str(job.target), str(TARGET_IN), "--clearenv"]
         cmd += [a for k, v in env.items() for a in ("--setenv", k, v)]
         return [*cmd, "--", *_setpriv(uid), *_prlimit(limits), *inner], {}, job.scratch
     env = _environment(job.repo, job.target, job.scratch, limits)
-    inner = pytest_command(runtime.python, job.repo, job.target, job.units, f"fd:{report_fd}")
+    inner = pytest_command(runtime.python, job.repo, job.target, job, f"fd:{report_fd}")
     drop = _setpriv(uid) if runtime.isolation is Isolation.SETPRIV else []
     return [*drop, *_prlimit(limits), *inner], env, job.scratch
 

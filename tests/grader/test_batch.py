@@ -1,0 +1,274 @@
+"""Batch grading without a sandbox run: unpacking, validation against the manifest, the resume ledger,
+job slots, the boundary's worker, the release tree. (The sandboxed runs are in test_batch_cheats.py
+and the slow tests at the end of this file.)"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader import batch, boundary, release, unpack
+from grader.results import TestResult
+from grader.target import REPO_ROOT
+
+UNIT = "l23_online_softmax"
+MANIFEST = [{"nodeid": "t.py::a", "unit": UNIT, "exercise": "softmax_fused", "tier": "correctness", "points": 4.0},
+            {"nodeid": "t.py::b", "unit": UNIT, "exercise": "softmax_fused", "tier": "efficiency", "points": 3.0}]
+
+
+def result(nodeid: str, tier: str, points: float, score: float, status: str = "passed") -> TestResult:
+    return TestResult(nodeid, UNIT, "softmax_fused", tier, points, status, score)  # type: ignore[arg-type]
+
+
+# ---- the trusted side ------------------------------------------------------------------------------
+
+
+def test_validation_rejects_what_the_plugin_did_not_write():
+    good, inflated = result("t.py::a", "correctness", 4.0, 4.0), result("t.py::b", "efficiency", 30.0, 30.0)
+    text = "\n".join([good.to_json(), inflated.to_json(), "not json", good.to_json()])
+    results, problems = batch.validate(MANIFEST, text, "exit 0")
+    assert [r.score for r in results] == [0.0, 0.0]
+    assert any("more than once" in p for p in problems) and any("points" in p for p in problems)
+    assert any("not written by the grader" in p for p in problems)
+
+
+def test_validation_zeroes_missing_and_unknown_tests():
+    stray = TestResult("t.py::zzz", UNIT, "softmax_fused", "correctness", 1.0, "passed", 1.0)  # type: ignore[arg-type]
+    text = "\n".join([result("t.py::a", "correctness", 4.0, 4.0).to_json(), stray.to_json()])
+    results, problems = batch.validate(MANIFEST, text, "killed by signal 9")
+    assert [r.score for r in results] == [4.0, 0.0]
+    assert "killed by signal 9" in results[1].message
+    assert any("unknown test" in p for p in problems) and any("1 test(s) without a result" in p for p in problems)
+
+
+def test_validation_refuses_a_failed_test_with_points():
+    text = "\n".join([result("t.py::a", "correctness", 4.0, 4.0, status="failed").to_json(),
+                      result("t.py::b", "efficiency", 3.0, 3.0).to_json()])
+    results, problems = batch.validate(MANIFEST, text, "exit 1")
+    assert [r.score for r in results] == [0.0, 3.0] and "non-zero score" in problems[0]
+
+
+# ---- the ledger ----------------------------------------------------------------------------------------
+
+
+def output(student: str, score: float) -> batch.StudentOutput:
+    graded = batch.Graded(student, score, 7.0, {UNIT: score}, ("a problem",) if score < 7 else ())
+    return batch.StudentOutput(graded, {"score": score, "max_score": 7.0, "tests": []}, "log")
+
+
+def test_ledger_records_each_student_once_and_survives_a_torn_line(tmp_path):
+    batch.record(tmp_path, output("alice", 7.0))
+    with (tmp_path / "done.jsonl").open("a") as f:
+        f.write('{"student": "bob", "sco')  # killed while appending bob's line
+    assert set(batch.read_ledger(tmp_path)) == {"alice"}
+    batch.record(tmp_path, output("bob", 3.0))
+    done = batch.read_ledger(tmp_path)
+    assert {s: g.score for s, g in done.items()} == {"alice": 7.0, "bob": 3.0}
+    assert json.loads((tmp_path / "bob" / "results.json").read_text())["score"] == 3.0
+    assert not list(tmp_path.rglob(".*.tmp"))
+
+
+def test_grades_csv_one_row_per_student_one_column_per_unit(tmp_path):
+    graded = [output("bob", 3.0).graded, output("alice", 7.0).graded]
+    batch.write_grades_csv(tmp_path, graded, [UNIT])
+    rows = list(csv.reader((tmp_path / "grades.csv").open()))
+    assert rows[0] == ["student", UNIT, "total", "max_score", "problems"]
+    assert [r[:3] for r in rows[1:]] == [["alice", "7.0", "7.0"], ["bob", "3.0", "3.0"]]
+
+
+def test_discover_refuses_two_submissions_of_one_student(tmp_path):
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "bob.zip").write_bytes(b"")
+    assert [s.name for s in batch.discover(tmp_path)] == ["alice", "bob"]
+    (tmp_path / "alice.tar.gz").write_bytes(b"")
+    with pytest.raises(batch.BatchError, match="two submissions for 'alice'"):
+        batch.discover(tmp_path)
+
+
+def test_job_slots_are_exclusive():
+    with batch.job_slot() as a, batch.job_slot() as b:
+        assert a != b
+
+
+# ---- unpacking -------------------------------------------------------------------------------------------
+
+
+def make_zip(path: Path, members: dict[str, bytes], links: dict[str, str] = {}) -> Path:  # noqa: B006
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        for name, target in links.items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o120777 << 16
+            zf.writestr(info, target)
+    return path
+
+
+def make_tar(path: Path, members: dict[str, bytes], link: tuple[str, str] | None = None) -> Path:
+    with tarfile.open(path, "w:gz") as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+        if link:
+            info = tarfile.TarInfo(link[0])
+            info.type, info.linkname = tarfile.SYMTYPE, link[1]
+            tf.addfile(info)
+    return path
+
+
+def test_unpack_finds_the_units_under_one_folder(tmp_path):
+    archive = make_tar(tmp_path / "alice.tar.gz", {f"alice/{UNIT}/softmax.py": b"x = 1\n"})
+    root = unpack.submission_root(unpack.unpack(archive, tmp_path / "out"))
+    assert (root / UNIT / "softmax.py").read_text() == "x = 1\n"
+
+
+@pytest.mark.parametrize("members, links, reason", [
+    ({"../evil.py": b"x"}, {}, "'..'"),
+    ({"/etc/evil.py": b"x"}, {}, "absolute"),
+    ({f"{UNIT}/softmax.py": b"x"}, {f"{UNIT}/link.py": "/etc/passwd"}, "link"),
+    ({f"{UNIT}/big.bin": b"\0" * (2 * 2**20)}, {}, "MiB once unpacked"),
+])
+def test_unpack_refuses_unsafe_zips(tmp_path, members, links, reason):
+    archive = make_zip(tmp_path / "s.zip", members, links)
+    with pytest.raises(unpack.UnsafeArchive, match=reason):
+        unpack.unpack(archive, tmp_path / "out", unpack.Caps(total_bytes=2**20))
+    assert not (tmp_path / "out").exists() and not (tmp_path.parent / "evil.py").exists()
+
+
+def test_unpack_refuses_tar_links_and_too_many_entries(tmp_path):
+    with pytest.raises(unpack.UnsafeArchive, match="link"):
+        unpack.unpack(make_tar(tmp_path / "a.tar.gz", {"a.py": b"x"}, ("b.py", "../../etc/passwd")), tmp_path / "o1")
+    many = make_tar(tmp_path / "b.tar.gz", {f"f{i}.py": b"" for i in range(20)})
+    with pytest.raises(unpack.UnsafeArchive, match="entries"):
+        unpack.unpack(many, tmp_path / "o2", unpack.Caps(members=10))
+
+
+# ---- the boundary's worker ----------------------------------------------------------------------------------
+
+
+def _run_isolated(code: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, boundary.ISOLATE_ENV: "1", boundary.CALL_TIMEOUT_ENV: "3", "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_boundary_keeps_learner_effects_out_of_the_judge():
+    code = """
+import os, sys, torch
+from grader import boundary
+def patch():
+    torch.allclose = lambda *a, **k: True
+    return 7
+def mutate(x):
+    x.add_(1)
+    return x.clone()
+def bye():
+    os._exit(0)
+def hang():
+    while True: pass
+assert boundary.call("patch", patch, (), {}, inputs_read_only=True) == 7
+assert not torch.allclose(torch.zeros(2), torch.ones(2)), "the judge was patched"
+x = torch.zeros(3)
+try:
+    boundary.call("mutate", mutate, (x,), {}, inputs_read_only=True); print("MISSED mutation")
+except AssertionError as e: print("mutation:", e)
+for f in (bye, hang, hang):
+    try:
+        boundary.call(f.__name__, f, (), {}, inputs_read_only=True); print("MISSED", f.__name__)
+    except AssertionError as e: print(f.__name__ + ":", e)
+boundary.end_test()
+"""
+    proc = _run_isolated(code)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "MISSED" not in out, out
+    assert "mutation: mutate modified its input #0" in out
+    assert "bye: bye ended the grading process" in out
+    assert "hang: hang did not return within 3 s" in out and "hang: hang hung in an earlier call" in out
+
+
+def todo() -> None:
+    raise NotImplementedError("TODO: write it")
+
+
+def fill_with_two(t: torch.Tensor) -> None:
+    t.fill_(2.0)
+
+
+def test_boundary_rebuilds_the_learners_exceptions():
+    os.environ[boundary.ISOLATE_ENV] = "1"
+    try:
+        with pytest.raises(NotImplementedError, match="TODO: write it"):
+            boundary.call("todo", todo, (), {}, inputs_read_only=False)
+        x = torch.zeros(4)
+        boundary.call("inplace", fill_with_two, (x,), {}, inputs_read_only=False)
+        assert torch.equal(x, torch.full((4,), 2.0)), "a non-kernel call's writes reach the caller"
+    finally:
+        boundary.end_test()
+        os.environ.pop(boundary.ISOLATE_ENV)
+
+
+# ---- release -------------------------------------------------------------------------------------------------
+
+
+def test_release_holds_no_solution_and_refuses_a_leak(tmp_path):
+    built = release.build(tmp_path / "rel")
+    names = {p.name for p in built.out.iterdir()}
+    assert {"exercises", "grader", "tests", "Makefile", "README.md", "requirements.txt"} <= names
+    assert not names & {"solutions", "kernels_ref", "docker", "CONTRIBUTING.md"}
+    assert not list(built.out.rglob("known_wrong")) and not list(built.out.rglob("known_right"))
+    assert UNIT in built.units and (built.out / "tests" / UNIT / "test_kernels.py").is_file()
+    leak = built.out / "exercises" / UNIT / "leak.py"
+    leak.write_text("### BEGIN SOLUTION\n")
+    with pytest.raises(release.ReleaseError, match="leak.py"):
+        release.check(built.out)
+
+
+@pytest.mark.slow
+def test_release_grades_its_stubs(tmp_path):
+    """The released tree grades on its own: every L23 test reported, all TODO at 0."""
+    built = release.build(tmp_path / "rel")
+    env = {**os.environ, "PYTHONPATH": str(built.out)}
+    proc = subprocess.run([sys.executable, "-m", "grader", "grade", "-u", "23", "--json", str(tmp_path / "r.json")],
+                          cwd=built.out, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["tests"] and data["score"] == 0 and data["max_score"] > 0
+
+
+@pytest.mark.slow
+def test_batch_resumes_after_kill_9(tmp_path):
+    """Killed after the first student, the same command finishes the rest: each graded exactly once."""
+    subs = tmp_path / "subs"
+    for name in ("a", "b", "c"):
+        (subs / name).mkdir(parents=True)
+        subprocess.run(["cp", "-r", str(REPO_ROOT / "exercises" / UNIT), str(subs / name / UNIT)], check=True)
+    cmd = [sys.executable, "-m", "grader", "batch", str(subs), "--out", str(tmp_path / "out"), "-u", "23"]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    first = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    ledger = tmp_path / "out" / "done.jsonl"
+    deadline = time.monotonic() + 900
+    while not (ledger.exists() and ledger.read_text().count("\n") >= 1) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    done_before = ledger.read_text().count("\n")
+    assert 1 <= done_before < 3, "kill the batch after its first student"
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    names = [json.loads(line)["student"] for line in ledger.read_text().splitlines()]
+    assert sorted(names) == ["a", "b", "c"]
+    assert f"{3 - done_before} student(s) to grade" in proc.stdout
