@@ -137,10 +137,10 @@ def test_parser_joins_continuations_and_finds_install_commands():
 def test_image_installs_with_the_command_ci_runs():
     image = [c for _, c in image_installs()]
     ci = installs(ci_commands())
-    assert ci == ["make env"], f".ci/run must install with `make env` alone, found {ci}"
-    assert image == ci, (
-        f"docker/Dockerfile installs with {image}, .ci/run with {ci}: use the same command in "
-        "both (select GPU extras with ENV GPU=1, not another command)"
+    assert len(image) == 1, f"docker/Dockerfile must install in one step (`make env`, GPU=1 in ENV), found {image}"
+    assert image[0] in ci, (
+        f"docker/Dockerfile installs with {image[0]!r}, .ci/run with {ci}: run the image's "
+        "install command in CI verbatim, so CI exercises it (GPU extras come from ENV GPU=1)"
     )
 
 
@@ -150,15 +150,10 @@ def _make_env_dry_run(*args: str) -> list[str]:
     return installs(simple_commands(proc.stdout))
 
 
-def test_make_env_is_the_only_place_that_installs_the_toolchain():
+def test_make_env_installs_the_pins_that_grade_and_test_run_with():
+    """`make grade` and `make test` go through `make env`, which installs requirements.txt (+ the GPU extras)."""
     text = MAKEFILE.read_text()
     assert re.search(r"^grade:.*\benv\b", text, re.M) and re.search(r"^test:.*\benv\b", text, re.M)
-    toolchain = [
-        line
-        for line in text.splitlines()
-        if "pip install" in line and ("requirements.txt" in line or "$(REQS)" in line)
-    ]
-    assert len(toolchain) == 1, f"the Makefile installs requirements.txt in more than one place: {toolchain}"
     cpu, gpu = _make_env_dry_run(), _make_env_dry_run("GPU=1")
     assert [c.split(" -r ", 1)[1] for c in cpu] == ["requirements.txt"]
     assert [c.split(" -r ", 1)[1] for c in gpu] == ["requirements.txt -r requirements-gpu.txt"]
@@ -245,13 +240,6 @@ def test_gpu_requirements_are_pinned_and_agree_with_requirements_txt():
         assert len({p.version for p in pins}) == 1, f"{name} is pinned differently in {[p.source for p in pins]}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "requirements.txt pins nvidia-cuda-nvrtc/nvidia-cuda-runtime 13.5.37, torch 2.13.0's CUDA wheel needs "
-        "13.0.88.*/13.0.96.*: pin those (NVRTC 13.0 compiles compute_90 too), then remove this marker"
-    ),
-)
 def test_pins_agree_with_what_the_cuda_torch_requires():
     """pip cannot install the image when a pin contradicts the CUDA torch's own requirements."""
     requires = _cuda_wheel()["requires"]
