@@ -22,13 +22,15 @@ sizes = st.integers(0, 10**12)
 byte_sizes = st.integers(0, 16)
 
 
+def human(n: int) -> str:
+    """``1,120,000,000,000 B (1120 GB = 1043 GiB)``: bytes first, conversions for large sizes only."""
+    return f"{n:,} B" + (f" ({gb(n):.4g} GB = {gib(n):.4g} GiB)" if abs(n) >= 10**6 else "")
+
+
 def assert_bytes(got: object, want: int, what: str) -> None:
     """An exact int of bytes, with GB and GiB in the message."""
     assert type(got) is int, f"{what}: expected an int of bytes, got {got!r} ({type(got).__name__}); never GB/GiB"
-    assert got == want, (
-        f"{what} = {got:,} B ({gb(got):.4g} GB, {gib(got):.4g} GiB), expected {want:,} B "
-        f"({gb(want):.4g} GB = {gib(want):.4g} GiB)"
-    )
+    assert got == want, f"{what} = {human(got)}, expected {human(want)}"
 
 
 def assert_training_memory(got: object, n: int, per_param: dict[str, int], call: str) -> None:
