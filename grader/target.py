@@ -71,6 +71,10 @@ def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up here
     sys.dont_write_bytecode = True  # never write __pycache__ into a learner's folder
+    if interpret:  # kernels graded on the CPU must compute what the GPU computes
+        from grader import interpreter_fixes
+
+        interpreter_fixes.install()
     try:
         with triton_mode(interpret=interpret):
             spec.loader.exec_module(module)

@@ -1,0 +1,70 @@
+"""grader/interpreter_fixes.py: bf16 kernels under the pinned interpreter compute what torch (and a GPU) compute."""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from grader import interpreter_fixes
+
+interpreter_fixes.install()
+N = 64
+
+
+@triton.jit
+def _bf16_ops(x_ptr, y_ptr, out_ptr, red_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    x, y = tl.load(x_ptr + i), tl.load(y_ptr + i)
+    tl.store(out_ptr + i, x + y)
+    tl.store(out_ptr + N + i, x * y)
+    tl.store(out_ptr + 2 * N + i, x - y)
+    tl.store(out_ptr + 3 * N + i, tl.maximum(x, y))
+    tl.store(out_ptr + 4 * N + i, tl.where(x > y, x, y))
+    tl.store(out_ptr + 5 * N + i, x * 0.1)  # needs get_bf16; Triton rounds 0.1 to bf16 first
+    tl.store(out_ptr + 6 * N + i, (x.to(tl.float32) / 3.0).to(tl.bfloat16))  # fp32 -> bf16 rounds to nearest even
+    tl.store(out_ptr + 7 * N + i, x.to(tl.float16).to(tl.bfloat16))
+    tl.store(red_ptr, tl.sum(x, 0))
+    tl.store(red_ptr + 1, tl.max(x, 0))
+    tl.store(red_ptr + 2, tl.min(x, 0))
+
+
+@triton.jit
+def _dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr):
+    r = tl.arange(0, M)
+    a = tl.load(a_ptr + r[:, None] * M + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * M + r[None, :])
+    tl.store(c_ptr + r[:, None] * M + r[None, :], tl.dot(a, b))
+
+
+def test_bf16_elementwise_casts_and_reductions_match_torch():
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(N, generator=g) * 3).bfloat16()
+    y = (torch.randn(N, generator=g) * 3).bfloat16()
+    out, red = torch.empty(8 * N, dtype=torch.bfloat16), torch.empty(3, dtype=torch.bfloat16)
+    _bf16_ops[(1,)](x, y, out, red, N=N)
+    tenth = torch.tensor(0.1).bfloat16()
+    want = torch.stack([x + y, x * y, x - y, torch.maximum(x, y), torch.where(x > y, x, y), x * tenth,
+                        (x.float() / 3).bfloat16(), x.half().bfloat16()])
+    names = ["add", "mul", "sub", "maximum", "where(>)", "times a float", "fp32->bf16 cast", "fp16->bf16 cast"]
+    for name, got, exp in zip(names, out.view(8, N), want, strict=True):
+        assert torch.equal(got, exp), f"bf16 {name}: {got[:4]} vs torch {exp[:4]}"
+    assert torch.equal(red[1:], torch.stack([x.max(), x.min()])), f"bf16 max/min: {red[1:]}"
+    assert abs(red[0].float() - x.float().sum()) <= 2 ** -7 * x.float().abs().sum(), f"bf16 sum: {red[0]}"
+
+
+def test_bf16_dot_accumulates_the_values_not_the_bits():
+    g = torch.Generator().manual_seed(1)
+    a, b = torch.randn(16, 16, generator=g).bfloat16(), torch.randn(16, 16, generator=g).bfloat16()
+    c = torch.empty(16, 16, dtype=torch.float32)
+    _dot[(1,)](a, b, c, M=16)
+    exact = a.double() @ b.double()
+    assert (c.double() - exact).abs().max() < 1e-4, f"bf16 tl.dot: max error {(c.double() - exact).abs().max()}"
+
+
+def test_fp16_is_left_alone():
+    x = torch.tensor([1.5, -2.0, 65504.0, 2.0**-24] * 16, dtype=torch.float16)
+    out, red = torch.empty(8 * N, dtype=torch.float16), torch.empty(3, dtype=torch.float16)
+    y = torch.ones(N, dtype=torch.float16)
+    _bf16_ops[(1,)](x, y, out, red, N=N)
+    assert torch.equal(out[:N], x + y) and torch.equal(out[N : 2 * N], x * y)
