@@ -1,0 +1,34 @@
+"""Correct alternative: other default tiles (128 × 32, k-steps of 64), K walked from its last step down."""
+
+MODULE = "gemm"
+ACCEPTED = ["matmul"]
+
+
+@triton.jit
+def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_n, pid_m = tl.program_id(0), tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for step in range(tl.cdiv(K, BLOCK_K) - 1, -1, -1):
+        ks = step * BLOCK_K + offs_k
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + ks[None, :] * stride_ak,
+                    mask=(offs_m[:, None] < M) & (ks[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + ks[:, None] * stride_bk + offs_n[None, :] * stride_bn,
+                    mask=(ks[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+def matmul(a, b, *, block_m=128, block_n=32, block_k=64):
+    m, n, k = _check_operands(a, b)
+    _check_blocks(block_m=block_m, block_n=block_n, block_k=block_k)
+    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    grid = (triton.cdiv(n, block_n), triton.cdiv(m, block_m))  # columns of tiles on axis 0
+    _matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                         c.stride(0), c.stride(1), BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k)
+    return c

@@ -1,0 +1,254 @@
+"""L24 · matmul in Triton: correctness against fp64, counted traffic against the tiled ledger, GPU speed."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+
+import pytest
+import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from grader import perf
+from grader.compare import describe
+from grader.harness import learner
+from grader.target import SubmissionError, load_reference
+from grader.traffic import count_traffic
+
+UNIT = "l24_gemm"
+matmul = learner(UNIT, "gemm", "matmul", kernel=True)
+
+DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+# Tolerance, elementwise: |C - C64| <= RTOL·|C64| + ACC·sqrt(k)·u32·(|A|·|B|) + FLOOR, where C64 is the
+# product of the same fp16/bf16 inputs in fp64 (TF32 cannot occur: no fp32 input).
+# - RTOL: C is rounded once to its dtype, at most eps/2 relative; RTOL is eps (2x margin).
+# - ACC: fp32 accumulation of k products; its rounding errors grow like sqrt(k)·u32 times the sum of
+#   |a·b| (Higham & Mary's probabilistic bound, lambda = 4). An fp16/bf16 accumulator errs ~2^13x more.
+# - FLOOR: fp16's smallest subnormal spacing (2^-24), for outputs that round to subnormals.
+RTOL = {torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7}
+ACC, U32, FLOOR = 4.0, 2.0**-24, 2.0**-24
+KINDS = ("normal", "positive", "tiny")
+EDGES = (1, 2, 15, 16, 17, 31, 33, 63, 64, 65, 100, 127, 128, 129, 150)
+KERNEL_EXAMPLES = settings(max_examples=12)
+
+
+@dataclass(frozen=True)
+class MatmulCase:
+    """An m×k by k×n product: value kind, dtype, and whether A and B are row-major or transposed views."""
+
+    m: int
+    n: int
+    k: int
+    dtype: str
+    kind: str = "normal"
+    a_layout: str = "row"
+    b_layout: str = "row"
+    seed: int = 0
+
+    def tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
+        g = torch.Generator().manual_seed(self.seed)
+        return (_matrix(self.m, self.k, self.kind, self.a_layout, g).to(DTYPES[self.dtype]),
+                _matrix(self.k, self.n, self.kind, self.b_layout, g).to(DTYPES[self.dtype]))
+
+
+def _matrix(rows: int, cols: int, kind: str, layout: str, g: torch.Generator) -> torch.Tensor:
+    shape = (rows, cols) if layout == "row" else (cols, rows)
+    if kind == "normal":
+        x = torch.randn(shape, generator=g, dtype=torch.float64)
+    elif kind == "positive":  # no cancellation: C grows like k, where a low-precision accumulator shows
+        x = torch.rand(shape, generator=g, dtype=torch.float64)
+    else:  # tiny: products near fp16's subnormal range
+        x = torch.randn(shape, generator=g, dtype=torch.float64) * 2e-3
+    return x if layout == "row" else x.t()  # "col": a transposed view, strides (1, rows)
+
+
+@st.composite
+def matmul_cases(draw: st.DrawFn, max_dim: int = 150) -> MatmulCase:
+    dim = st.one_of(st.sampled_from([e for e in EDGES if e <= max_dim]), st.integers(1, max_dim))
+    return MatmulCase(draw(dim), draw(dim), draw(dim), draw(st.sampled_from(sorted(DTYPES))),
+                      draw(st.sampled_from(KINDS)), draw(st.sampled_from(["row", "col"])),
+                      draw(st.sampled_from(["row", "col"])), draw(st.integers(0, 2**16)))
+
+
+def assert_matmul_close(c: object, a: torch.Tensor, b: torch.Tensor, what: str, *, acc: float = ACC) -> None:
+    """C has shape m×n and a's dtype, and is within the tolerance above of the fp64 product."""
+    if not isinstance(c, torch.Tensor):
+        raise AssertionError(f"{what}: expected a torch.Tensor, got {type(c).__name__}")
+    want_shape = (a.shape[0], b.shape[1])
+    assert tuple(c.shape) == want_shape, f"{what}: shape {tuple(c.shape)}, expected {want_shape}"
+    assert c.dtype == a.dtype, f"{what}: dtype {c.dtype}, expected {a.dtype} (C has the inputs' dtype)"
+    a64, b64 = a.detach().cpu().double(), b.detach().cpu().double()
+    exact, scale = a64 @ b64, a64.abs() @ b64.abs()
+    allowed = RTOL[a.dtype] * exact.abs() + acc * math.sqrt(a.shape[1]) * U32 * scale + FLOOR
+    err = (c.detach().cpu().double() - exact).abs()
+    bad = ~(err <= allowed)  # NaN is bad
+    if not bad.any():
+        return
+    i, j = (int(x) for x in bad.nonzero()[0])
+    raise AssertionError(
+        f"{what}: {int(bad.sum())} of {c.numel()} elements differ; first at [{i}, {j}]: got "
+        f"{c[i, j].item():.6g}, expected {exact[i, j].item():.6g} (error {err[i, j].item():.3g}, allowed "
+        f"{allowed[i, j].item():.3g}: one rounding to {str(a.dtype).removeprefix('torch.')} plus fp32 accumulation)"
+    )
+
+
+def label(a: torch.Tensor, b: torch.Tensor, **blocks: int) -> str:
+    extra = "".join(f", {k}={v}" for k, v in blocks.items())
+    return f"matmul(a: {describe(a)}, b: {describe(b)}{extra})"
+
+
+def check_matmul(a: torch.Tensor, b: torch.Tensor, **blocks: int) -> torch.Tensor:
+    c = matmul(a, b, **blocks)
+    assert_matmul_close(c, a, b, label(a, b, **blocks))
+    return c
+
+
+def learner_blocks() -> dict[str, int]:
+    """The block sizes the learner's matmul uses by default: the ledger is held against these."""
+    params = inspect.signature(matmul.resolve()).parameters
+    blocks = {name: getattr(params.get(name), "default", None) for name in ("block_m", "block_n", "block_k")}
+    bad = [n for n, v in blocks.items() if isinstance(v, bool) or not isinstance(v, int)]
+    if bad:
+        raise SubmissionError(
+            f"matmul must keep the keyword arguments block_m, block_n, block_k with int defaults (the "
+            f"grader reads them to compute your ledger); missing or not an int: {', '.join(bad)}"
+        )
+    return blocks
+
+
+# ---- correctness ----------------------------------------------------------------------------------
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("matmul")
+@pytest.mark.points(4)
+@pytest.mark.hint("What do the lanes of the last tile hold in m, n and k, and are they all masked?")
+@KERNEL_EXAMPLES
+@given(case=matmul_cases())
+@example(case=MatmulCase(1, 1, 1, "float16"))
+@example(case=MatmulCase(129, 65, 130, "bfloat16", "normal", "col", "row", 1))
+@example(case=MatmulCase(17, 150, 31, "float16", "positive", "row", "col", 2))
+def test_matmul_matches_fp64(case):
+    """Your block sizes, any m, n, k (tails, 1), fp16/bf16, row-major and transposed inputs: equals A·B in fp64."""
+    check_matmul(*case.tensors())
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("matmul")
+@pytest.mark.points(2)
+@pytest.mark.hint("Does your launcher pass block_m, block_n and block_k to the kernel, and size the grid with them?")
+@pytest.mark.parametrize("case, blocks", [
+    (MatmulCase(40, 24, 50, "float16", seed=3), dict(block_m=16, block_n=16, block_k=16)),
+    (MatmulCase(70, 100, 33, "bfloat16", "normal", "col", "col", 4), dict(block_m=32, block_n=64, block_k=16)),
+    (MatmulCase(130, 20, 90, "float16", "positive", seed=5), dict(block_m=64, block_n=16, block_k=64)),
+])
+def test_matmul_honours_block_sizes(case, blocks):
+    """Block sizes given by the caller (smaller and larger than the matrices) give the same product."""
+    check_matmul(*case.tensors(), **blocks)
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("matmul")
+@pytest.mark.points(2)
+@pytest.mark.hint("Which stride steps along k in A, and which in B? Index with all four, never assume contiguity.")
+def test_matmul_strided_views():
+    """Non-contiguous views: a transposed A, a B taken every other column, a row slice of a larger A."""
+    g = torch.Generator().manual_seed(6)
+    base_a = torch.randn(96, 80, generator=g).half()
+    base_b = torch.randn(60, 170, generator=g).half()
+    check_matmul(base_a.t()[:, 10:70], base_b[:, ::3])  # (80×60) · (60×57)
+    check_matmul(base_a[5:90:2, :60], base_b[:, 7:100])  # (43×60) · (60×93), row stride 160
+    sq = torch.randn(64, 64, generator=g).bfloat16()
+    check_matmul(sq, sq.t())
+
+
+@pytest.mark.correctness
+@pytest.mark.exercise("matmul")
+@pytest.mark.points(2)
+@pytest.mark.hint("What dtype is your accumulator? Adding 0.3 to 1500 in fp16 rounds it away.")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_matmul_long_k_accumulates_in_fp32(dtype):
+    """k = 3000 positive values (C ≈ 750, no cancellation): only an fp32 accumulator stays within tolerance."""
+    a, b = MatmulCase(16, 16, 3000, str(dtype).removeprefix("torch."), "positive", seed=7).tensors()
+    check_matmul(a, b, block_m=16, block_n=16, block_k=64)
+
+
+# ---- efficiency -------------------------------------------------------------------------------------
+
+
+def assert_tiled_traffic(a: torch.Tensor, b: torch.Tensor, **blocks: int) -> None:
+    """Correct C, one launch, C stored once, and A and B loaded exactly as the tiled ledger says."""
+    used = {**learner_blocks(), **blocks}
+    what = label(a, b, **blocks) if blocks else f"{label(a, b)} with your defaults {used}"
+    with count_traffic() as t:
+        c = matmul(a, b, **blocks)
+    assert_matmul_close(c, a, b, what)
+    (m, k), n, es = a.shape, b.shape[1], a.element_size()
+    reads_a, reads_b = math.ceil(n / used["block_n"]), math.ceil(m / used["block_m"])
+    want_loads = es * (m * k * reads_a + k * n * reads_b)
+    assert t.launches == 1, f"{what}: {t.launches} kernel launches, expected exactly 1 ({t.summary()})"
+    assert t.bytes_stored == m * n * es, (
+        f"{what}: stored {t.bytes_stored:,} B, the ledger says {m * n * es:,} B (write each element of C once)"
+    )
+    if t.bytes_loaded != want_loads:
+        why = ("each k-step should load its A and B slices once" if t.bytes_loaded > want_loads
+               else "some of A or B was never loaded: every k-step, the ragged last one too, must be read")
+        raise AssertionError(
+            f"{what}: loaded {t.bytes_loaded:,} B, the tiled ledger says {want_loads:,} B (A read "
+            f"ceil(n/block_n) = {reads_a}×, B read ceil(m/block_m) = {reads_b}×): {why}"
+        )
+
+
+@pytest.mark.efficiency
+@pytest.mark.exercise("matmul")
+@pytest.mark.points(3)
+@pytest.mark.hint("Per k-step, a tile needs one slice of A and one of B. How many times does your loop load each?")
+@pytest.mark.parametrize("case", [MatmulCase(200, 150, 100, "float16", seed=8),
+                                  MatmulCase(130, 129, 70, "bfloat16", "normal", "col", "row", 9)])
+def test_traffic_matches_tiled_ledger(case):
+    """With your default blocks: loads = A·ceil(n/BN) + B·ceil(m/BM), stores = C once, one launch."""
+    assert_tiled_traffic(*case.tensors())
+
+
+@pytest.mark.efficiency
+@pytest.mark.exercise("matmul")
+@pytest.mark.points(2)
+@pytest.mark.hint("Smaller tiles re-read A and B more often: does your traffic follow the block sizes you were given?")
+@pytest.mark.parametrize("case, blocks", [
+    (MatmulCase(70, 50, 45, "bfloat16", seed=10), dict(block_m=32, block_n=16, block_k=16)),
+    (MatmulCase(33, 140, 64, "float16", "normal", "row", "col", 11), dict(block_m=16, block_n=64, block_k=32)),
+])
+def test_traffic_follows_block_sizes(case, blocks):
+    """The caller's block sizes: the same ledger, for those sizes."""
+    assert_tiled_traffic(*case.tensors(), **blocks)
+
+
+# ---- gpu_perf -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu_perf
+@pytest.mark.exercise("matmul")
+@pytest.mark.points(3)
+@pytest.mark.hint("Compute-bound at 4096³: bigger tiles (128×128 and up), more warps and pipeline stages.")
+def test_matmul_speed(award):
+    """4096³ bf16 with your defaults: full marks at 0.7× torch.matmul (cuBLAS), partial below."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    g = torch.Generator(device="cuda").manual_seed(12)
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16, generator=g)
+    c = matmul(a, b)
+    torch.cuda.synchronize()
+    rows = slice(0, 256)  # check a band of rows in fp64 on the CPU (tensor cores accumulate less exactly: 4x ACC)
+    assert_matmul_close(c[rows], a[rows], b, "matmul on the GPU (rows 0-255)", acc=4 * ACC)
+    ref, raw = load_reference("matmul", interpret=False), matmul.resolve()  # time the bare function
+    result = perf.compare({
+        "learner": lambda: raw(a, b),
+        "torch.matmul": lambda: torch.matmul(a, b),
+        "kernels_ref": lambda: ref.matmul(a, b),
+    })
+    speedup = result.speedup("learner", over="torch.matmul")
+    award(perf.score_fraction(speedup, full_at=0.7), speedup_vs_torch=speedup,
+          speedup_vs_ref=result.speedup("learner", over="kernels_ref"),
+          tflops=2 * 4096**3 / (result.medians_ms["learner"] * 1e9), **result.as_dict())
