@@ -32,8 +32,11 @@ REQUIREMENTS = REPO_ROOT / "requirements.txt"
 GPU_REQUIREMENTS = REPO_ROOT / "requirements-gpu.txt"
 PYPROJECT = REPO_ROOT / "pyproject.toml"
 
-FIX_ENV = "make clean-env && make env"
-FIX_ENV_GPU = "make clean-env && make env GPU=1"
+# The install stamp keeps `make env` from running pip again: drop it, and pip installs exactly the pins.
+FIX_ENV = "rm -f .venv/.installed-* && make env"
+FIX_GPU_EXTRAS = "rm -f .venv/.installed-* && make env GPU=1"
+FIX_ENV_CLEAN = "make clean-env && make env"  # a broken install: pip would keep the same broken files
+FIX_ENV_GPU = "make clean-env && make env GPU=1"  # a CPU torch satisfies the pin: only a new venv swaps it
 FIX_GPU_PERF = 'on a machine with an NVIDIA GPU: docker run --gpus all -v "$PWD/exercises:/course/exercises" dripstone'
 FIX_BWRAP = "sudo apt-get install --no-install-recommends bubblewrap"
 FIX_UTIL_LINUX = "sudo apt-get install util-linux"
@@ -196,7 +199,7 @@ def check_pin(m: Machine, pin: Pin, *, has_gpu: bool) -> Check:
             pin.name,
             Status.WARN,
             f"{have} installed, {pin.source} pins {pin.version}: grades can differ from the reference toolchain",
-            FIX_ENV_GPU if pin.gpu_only else FIX_ENV,
+            FIX_GPU_EXTRAS if pin.gpu_only else FIX_ENV,
         )
     if not pin.gpu_only:
         return Check(
@@ -210,7 +213,7 @@ def check_pin(m: Machine, pin: Pin, *, has_gpu: bool) -> Check:
             pin.name,
             Status.WARN,
             f"not installed ({pin.source} pins {pin.version}): GPU exercises that need it cannot run",
-            FIX_ENV_GPU,
+            FIX_GPU_EXTRAS,
         )
     return Check(pin.name, Status.OK, f"not installed: only needed with a GPU ({pin.source})")
 
@@ -222,7 +225,7 @@ def blocking_checks(m: Machine, pins: Sequence[Pin], required: tuple[int, int]) 
 
 def check_torch(m: Machine) -> Check:
     if m.torch_error:
-        return Check("torch build", Status.FAIL, f"`import torch` failed: {m.torch_error}", FIX_ENV)
+        return Check("torch build", Status.FAIL, f"`import torch` failed: {m.torch_error}", FIX_ENV_CLEAN)
     if m.torch_version is None:
         return Check("torch build", Status.FAIL, "torch is not installed", FIX_ENV)
     build = f"CUDA {m.torch_cuda} build" if m.torch_cuda else "CPU build"

@@ -96,7 +96,7 @@ def test_missing_required_pin_fails_missing_gpu_extra_only_matters_with_a_gpu():
     assert missing_torch.status is Status.FAIL and missing_torch.fix == doctor.FIX_ENV
     assert doctor.check_pin(laptop(), PINS[2], has_gpu=False).status is Status.OK
     needed = doctor.check_pin(laptop(), PINS[2], has_gpu=True)
-    assert needed.status is Status.WARN and "GPU=1" in needed.fix
+    assert needed.status is Status.WARN and needed.fix == doctor.FIX_GPU_EXTRAS
 
 
 def test_blocking_checks_stop_on_missing_torch_and_ignore_gpu_extras():
@@ -156,6 +156,7 @@ def test_gpu_invisible_to_torch_for_another_reason_points_at_docker_gpus_flag():
 def test_broken_torch_import_fails_correctness():
     checks = by_name(doctor.doctor_checks(laptop(torch_error="OSError: libtorch_cpu.so: cannot open"), PINS, REQUIRED))
     assert checks["torch build"].status is Status.FAIL and "libtorch_cpu.so" in checks["torch build"].detail
+    assert checks["torch build"].fix == doctor.FIX_ENV_CLEAN  # reinstalling the same version keeps broken files
     assert checks["tier correctness"].status is Status.FAIL
 
 
