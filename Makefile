@@ -34,11 +34,21 @@ $(STAMP): $(REQS)
 	$(PY) -m pip install --quiet --disable-pip-version-check $(addprefix -r ,$(REQS))
 	@rm -f $(VENV)/.installed-* && touch $@
 
+# Instructor tools (nbgrader, see grader/NBGRADER.md): `make test` runs their end-to-end tests too.
+INSTRUCTOR_STAMP := $(VENV)/.instructor-$(shell cksum < requirements-instructor.txt | cut -d' ' -f1)
+
+.PHONY: env-instructor
+env-instructor: $(INSTRUCTOR_STAMP)
+
+$(INSTRUCTOR_STAMP): requirements-instructor.txt | env
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-instructor.txt
+	@rm -f $(VENV)/.instructor-* && touch $@
+
 grade: env
 	@$(PY) -m grader.doctor --blocking
 	@$(PY) -m grader grade $(GRADE_ARGS)
 
-test: env
+test: env env-instructor
 	$(PY) -m grader stubs --check
 	$(PY) -m ruff check grader tests solutions kernels_ref
 	$(PY) -m pytest -q $(ARGS)

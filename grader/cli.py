@@ -58,6 +58,23 @@ def _units(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nbgrader_course(args: argparse.Namespace) -> int:
+    from grader import nbgrader_course
+
+    tiers = [results.Tier(t) for t in args.tier] or list(nbgrader_course.CPU_TIERS)
+    try:
+        course = nbgrader_course.write_course(Path(args.dir), units=args.unit, assignment=args.assignment,
+                                              course_id=args.course_id, tiers=tiers)
+    except api.GraderError as exc:
+        print(f"grader error: {exc}")
+        return 2
+    for ex in course.exercises:
+        print(f"  {ex.unit} · {ex.name}: {ex.points:g} points")
+    print(f"wrote {course.root}/nbgrader_config.py and {len(course.notebooks)} notebook(s) in "
+          f"source/{course.assignment}/; next: cd {course.root} && nbgrader generate_assignment {course.assignment}")
+    return 0
+
+
 def _batch(args: argparse.Namespace) -> int:
     from grader import batch, sandbox
 
@@ -111,6 +128,14 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="what this machine can grade, and the command that fixes each problem")
     d.add_argument("--blocking", action="store_true", help=doctor.BLOCKING_HELP)
     d.set_defaults(func=_doctor)
+    n = sub.add_parser("nbgrader-course", help="write an nbgrader course (config + one notebook per unit)")
+    n.add_argument("dir", help="the course folder (nbgrader's course root)")
+    n.add_argument("--unit", "-u", action="append", default=[], help="unit: 23, L23, c3 or full name; repeatable")
+    n.add_argument("--assignment", default="dripstone", help="nbgrader assignment name (default dripstone)")
+    n.add_argument("--course-id", default="dripstone", help="nbgrader course id (default dripstone)")
+    n.add_argument("--tier", action="append", default=[], choices=[t.value for t in results.Tier],
+                   help="tiers the autograder cells score; repeatable (default correctness and efficiency)")
+    n.set_defaults(func=_nbgrader_course)
     b = sub.add_parser("batch", help="grade a folder of submissions, each in its own sandbox (resumable)")
     b.add_argument("submissions", help="one folder, .zip or .tar.gz per student, laid out like exercises/")
     b.add_argument("--out", required=True, help="results.json and log per student, grades.csv, summary.json")

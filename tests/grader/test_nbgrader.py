@@ -1,0 +1,183 @@
+"""nbgrader end to end: nbgrader's own CLI on a course we generate, two students, scores checked.
+
+``generate_assignment`` → two submissions (alice: the solutions; bob: classic bugs and one exercise
+left as the stub) → ``autograde`` → ``export``. nbgrader's gradebook database and its CSV export must
+hold, per student and exercise, exactly the score our engine gives the same code, partial credit
+included, and the released notebooks must hold no solution.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from grader import api, known, nbgrader_course
+from grader.nbgrader_course import CPU_TIERS
+from grader.results import Status
+from grader.stubs import COMMENT, make_stub
+from grader.target import REPO_ROOT
+
+gradebook_api = pytest.importorskip("nbgrader.api", reason="nbgrader: pip install -r requirements-instructor.txt")
+
+pytestmark = pytest.mark.slow
+
+UNITS = ("l23_online_softmax", "l27_memory_ledger")  # a kernel unit and a ledger unit
+ASSIGNMENT = "dripstone"
+STUDENTS = ("alice", "bob")
+# bob's code: the solution with known-wrong overrides appended (a bug that costs one tier of an
+# exercise, a bug that costs some tests of a tier) and one exercise left as nbgrader's stub.
+BOB_BUGS = {
+    "l23_online_softmax": ("fused_reads_twice", "ledger_no_validation"),
+    "l27_memory_ledger": ("kv_factor_counted_twice",),
+}
+BOB_STUBS = {
+    "l23_online_softmax": {
+        "softmax.py": "\n\ndef merge_online_states(a, b):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    },
+    "l27_memory_ledger": {},
+}
+
+Scores = dict[tuple[str, str], float]  # (unit, exercise) -> points
+
+
+@dataclass(frozen=True)
+class Flow:
+    """What one run of the whole nbgrader workflow left behind."""
+
+    course: Path
+    points: Scores  # the autograder cells' points, from the generated course
+    expected: dict[str, Scores]  # per student: what api.grade gives the same code
+    timings: dict[str, float]
+
+
+def student_code(student: str, unit: str) -> dict[str, str]:
+    """File name -> text of each module of the unit, as the student wrote it."""
+    code = {p.name: p.read_text() for p in sorted((REPO_ROOT / "solutions" / unit).iterdir()) if p.suffix in COMMENT}
+    if student == "alice":
+        return code
+    for impl in known.known_impls(unit, "known_wrong"):
+        if impl.path.stem in BOB_BUGS[unit]:
+            code[f"{impl.module}.py"] += "\n\n" + impl.path.read_text()
+    for name, text in BOB_STUBS[unit].items():
+        code[name] += text
+    return code
+
+
+def engine_scores(student: str, root: Path) -> Scores:
+    """Grade the student's code with the engine directly: per exercise, the CPU tiers' score."""
+    for unit in UNITS:
+        for name, text in student_code(student, unit).items():
+            (root / unit).mkdir(parents=True, exist_ok=True)
+            (root / unit / name).write_text(text)
+    report = api.grade(root, units=UNITS)
+    out: Scores = {}
+    for r in report.results:
+        if r.tier in CPU_TIERS and r.status is not Status.PENDING_GPU:  # what this machine can grade
+            out[(r.unit, r.exercise)] = out.get((r.unit, r.exercise), 0.0) + r.score
+    return out
+
+
+def submit(course: Path, student: str) -> None:
+    """The released notebooks with the student's code in the answer cells, under submitted/."""
+    dest = course / "submitted" / student / ASSIGNMENT
+    dest.mkdir(parents=True)
+    for unit in UNITS:
+        nb = json.loads((course / "release" / ASSIGNMENT / f"{unit}.ipynb").read_text())
+        code = student_code(student, unit)
+        for cell in nb["cells"]:
+            for name, text in code.items():
+                if cell["metadata"]["nbgrader"]["grade_id"] == f"module-{name.replace('.', '-')}":
+                    cell["source"] = f"%%writefile {unit}/{name}\n{text}"
+        (dest / f"{unit}.ipynb").write_text(json.dumps(nb))
+
+
+def nbgrader(course: Path, *args: str) -> float:
+    """Run one nbgrader command in the course folder; its wall time in seconds."""
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(course / ".jupyter"),  # no user-level nbgrader config
+        "PATH": os.pathsep.join((str(Path(sys.executable).parent), os.environ.get("PATH", ""))),  # its `alembic`
+    }
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, f"nbgrader {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    return round(time.perf_counter() - start, 1)
+
+
+@pytest.fixture(scope="module")
+def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
+    tmp = tmp_path_factory.mktemp("nbgrader")
+    course, timings = tmp / "course", {}
+    start = time.perf_counter()
+    made = nbgrader_course.write_course(course, units=UNITS, assignment=ASSIGNMENT)
+    timings["nbgrader-course"] = round(time.perf_counter() - start, 1)
+    timings["generate_assignment"] = nbgrader(course, "generate_assignment", ASSIGNMENT)
+    for student in STUDENTS:
+        submit(course, student)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the engine's own grades, beside nbgrader's
+        futures = {s: pool.submit(engine_scores, s, tmp / "engine" / s) for s in STUDENTS}
+        timings["autograde"] = nbgrader(course, "autograde", ASSIGNMENT)
+        expected = {s: f.result() for s, f in futures.items()}
+    timings["export"] = nbgrader(course, "export")
+    print(f"\nnbgrader flow timings (s): {timings}")
+    return Flow(course, {(e.unit, e.name): e.points for e in made.exercises}, expected, timings)
+
+
+def solution_lines(unit: str) -> list[str]:
+    """Lines only the solution regions of the unit's Python modules hold (not the stub around them)."""
+    lines = []
+    for path in (REPO_ROOT / "solutions" / unit).glob("*.py"):
+        text, stub = path.read_text(), make_stub(path.read_text())
+        for region in text.split("### BEGIN SOLUTION")[1:]:
+            body = region.split("### END SOLUTION")[0].splitlines()
+            lines += [ln.strip() for ln in body if len(ln.strip()) > 20 and ln.strip() not in stub]
+    return lines
+
+
+def test_release_holds_no_solution(flow: Flow):
+    for unit in UNITS:
+        release = json.loads((flow.course / "release" / ASSIGNMENT / f"{unit}.ipynb").read_text())
+        answers = "\n".join("".join(c["source"]) for c in release["cells"] if c["metadata"]["nbgrader"]["solution"])
+        assert "raise NotImplementedError()" in answers and "BEGIN SOLUTION" not in answers
+        leaked = [ln for ln in solution_lines(unit) if ln in answers]
+        assert solution_lines(unit) and not leaked, f"{unit}: the release shows solution lines {leaked[:3]}"
+
+
+def test_alice_full_and_bob_partial_by_the_engine(flow: Flow):
+    """The scenario is meaningful: full marks, a partial exercise and a zero exercise."""
+    assert flow.expected["alice"] == flow.points
+    bob = flow.expected["bob"]
+    assert any(0 < bob[k] < flow.points[k] for k in bob), f"no partial credit in {bob}"
+    assert any(bob[k] == 0 for k in bob) and sum(bob.values()) > 0, bob
+
+
+def test_gradebook_holds_the_engine_scores(flow: Flow):
+    with gradebook_api.Gradebook(f"sqlite:///{flow.course / 'gradebook.db'}") as gb:
+        for student in STUDENTS:
+            got = {(u, e): gb.find_grade(e, u, ASSIGNMENT, student).score for u, e in flow.points}
+            assert got == pytest.approx(flow.expected[student]), student
+            assert gb.find_submission(ASSIGNMENT, student).score == pytest.approx(sum(got.values()))
+        cells = {(u, e): gb.find_grade_cell(e, u, ASSIGNMENT).max_score for u, e in flow.points}
+        assert cells == flow.points
+
+
+def test_csv_export_holds_the_engine_scores(flow: Flow):
+    with (flow.course / "grades.csv").open(newline="") as f:
+        rows = {row["student_id"]: row for row in csv.DictReader(f)}
+    assert set(rows) == set(STUDENTS)
+    for student, row in rows.items():
+        want = flow.expected[student]
+        assert {k: float(row[f"{k[0]}/{k[1]}"]) for k in want} == pytest.approx(want)
+        assert float(row["score"]) == pytest.approx(sum(want.values()))
+        assert float(row["max_score"]) == pytest.approx(sum(flow.points.values()))
