@@ -67,14 +67,27 @@ def run_ray(plan: batch.Plan, options: batch.BatchOptions, done: Callable[[batch
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     owns = not ray.is_initialized()
     if owns:
-        ray.init(address=options.address, num_cpus=None if options.address else options.jobs,
-                 include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                 runtime_env={"py_modules": [str(REPO_ROOT / "grader")]})
+        _init(ray, options)
     try:
         _submit_and_collect(ray, plan, options, done)
     finally:
         if owns:
             ray.shutdown()
+
+
+def _init(ray, options: batch.BatchOptions, attempts: int = 3) -> None:  # noqa: ANN001 - the ray module
+    """Start or join the cluster. Ray 2.60 gives a new raylet a fixed 30 s to register, which a loaded
+    machine can miss ("timed out during startup"): try again before giving up."""
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(address=options.address, num_cpus=None if options.address else options.jobs,
+                     include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+                     runtime_env={"py_modules": [str(REPO_ROOT / "grader")]})
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
+            ray.shutdown()
+            if attempt == attempts or "timed out during startup" not in str(exc):
+                raise batch.BatchError(f"could not start or join the Ray cluster: {exc}") from exc
 
 
 def _submit_and_collect(ray, plan: batch.Plan, options: batch.BatchOptions,  # noqa: ANN001 - the ray module

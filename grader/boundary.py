@@ -64,7 +64,8 @@ PR_SET_DUMPABLE = 4
 _HEADER = struct.Struct("<Q")
 
 _protected: set[int] = set()
-_hung: set[str] = set()
+_hung: set[str] = set()  # functions stopped for hanging: not called again in this run
+_ended: dict[str, str] = {}  # functions that ended their worker in this test: not called again in it
 
 
 class LearnerRaised(Exception):
@@ -134,6 +135,8 @@ def call(name: str, run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     """
     if name in _hung:
         raise LearnerCallFailed(f"{name} hung in an earlier call and was stopped; not called again")
+    if name in _ended:  # hypothesis would call it hundreds of times while shrinking, a fork each
+        raise LearnerCallFailed(_ended[name])
     worker = _ensure_worker()
     shared_args, placed = _share(args)
     request = pickle.dumps((run, shared_args, kwargs, len(traffic._counters)))
@@ -149,6 +152,7 @@ def call(name: str, run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
 def end_test() -> None:
     """Stop the current test's worker (the plugin calls this after every test)."""
     global _worker
+    _ended.clear()
     if _worker is not None:
         _kill(_worker.pid)
         for fd in (_worker.requests, _worker.replies):
@@ -291,12 +295,16 @@ def _exchange(worker: _Worker, name: str, request: bytes) -> bytes:
         end_test()
         if isinstance(failure, LearnerCallFailed):
             raise failure
-        raise LearnerCallFailed(f"{name} ended the grading process before returning ({status}): do not "
-                                "call sys.exit/os._exit, and stay within the memory and CPU limits")
+        _ended[name] = (f"{name} ended the grading process before returning ({status}): do not "
+                        "call sys.exit/os._exit, and stay within the memory and CPU limits")
+        raise LearnerCallFailed(_ended[name])
     return reply
 
 
 def _reap(pid: int) -> str:
+    """How the worker ended; killed first, since closing its pipe does not mean it exited."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)  # no effect on a worker that already exited: its status is kept
     try:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:

@@ -178,13 +178,18 @@ def bye():
     os._exit(0)
 def hang():
     while True: pass
+def forge():
+    for fd in range(3, 64):
+        try: os.write(fd, b'{"nodeid": "forged", "score": 99}\\n' * 4)
+        except OSError: pass
+    return 1
 assert boundary.call("patch", patch, (), {}, inputs_read_only=True) == 7
 assert not torch.allclose(torch.zeros(2), torch.ones(2)), "the judge was patched"
 x = torch.zeros(3)
 try:
     boundary.call("mutate", mutate, (x,), {}, inputs_read_only=True); print("MISSED mutation")
 except AssertionError as e: print("mutation:", e)
-for f in (bye, hang, hang):
+for f in (forge, bye, hang, hang):
     try:
         boundary.call(f.__name__, f, (), {}, inputs_read_only=True); print("MISSED", f.__name__)
     except AssertionError as e: print(f.__name__ + ":", e)
@@ -196,6 +201,7 @@ boundary.end_test()
     assert "MISSED" not in out, out
     assert "mutation: mutate modified its input #0" in out
     assert "bye: bye ended the grading process" in out
+    assert "forge: the learner's call returned more than" in out, out
     assert "hang: hang did not return within 3 s" in out and "hang: hang hung in an earlier call" in out
 
 
