@@ -17,6 +17,10 @@ The cell's value is the exercise's score: nbgrader records a graded cell whose r
 between 0 and its points as partial credit. Nothing it does may reach stderr, since nbgrader zeroes a
 cell that writes there.
 
+The course's config also loads two nbgrader plugins of ours: the CSV export with a column per
+exercise (grader/nbgrader_export.py) and an autograde step that lets the grading kernel run only the
+course's own cells (grader/nbgrader_sanitize.py).
+
 This module imports neither nbgrader nor torch: kernels import it in every autograder cell.
 """
 
@@ -137,14 +141,21 @@ def _grading_source(ex: Exercise, tiers: Sequence[Tier]) -> str:
     )
 
 
+# nbgrader replaces a whole solution cell that has no solution region by its (Python) stub; this
+# empty region, which the C preprocessor skips, is what it replaces in a C/C++/CUDA cell instead.
+CPP_REGION = "#if 0  // nbgrader's solution markers: generate_assignment rewrites these lines only\n{}\n{}\n#endif\n"
+
+
 def _answer_text(path: Path) -> str:
     """A module as its answer cell holds it in the source notebook.
 
     Python keeps its solution regions: nbgrader's markers are ours, generate_assignment clears them.
-    nbgrader's stub is Python, so other languages (CUDA C++) get the stub ``grader stubs`` writes.
+    nbgrader's stub is Python, so other languages (CUDA C++) hold the stub ``grader stubs`` writes.
     """
     text = path.read_text()
-    return text if path.suffix == ".py" else stubs.make_stub(text, suffix=path.suffix, name=str(path))
+    if path.suffix == ".py":
+        return text
+    return stubs.make_stub(text, suffix=path.suffix, name=str(path)) + CPP_REGION.format(stubs.BEGIN, stubs.END)
 
 
 def unit_notebook(unit: str, exercises: Sequence[Exercise], tiers: Sequence[Tier] = CPU_TIERS) -> dict:
@@ -187,12 +198,19 @@ DRIPSTONE_ROOT = {root!r}  # the repository whose engine grades the notebooks
 sys.path.insert(0, DRIPSTONE_ROOT)  # for the export plugin below
 # Kernels nbgrader starts inherit this: the autograder cells import the engine from there.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (DRIPSTONE_ROOT, os.environ.get("PYTHONPATH")) if p)
+# ... and never from the submission's folder, their working directory (a `grader/` a student hands in).
+os.environ["PYTHONSAFEPATH"] = "1"
 
 c.CourseDirectory.course_id = {course_id!r}
 c.ExecutePreprocessor.kernel_name = "python3"  # the notebooks' kernel: the Python nbgrader runs in
 c.ExecutePreprocessor.timeout = {timeout}  # seconds per cell: the first autograder cell grades the unit
 # `nbgrader export`: nbgrader's CSV columns, then one column of points per exercise.
 c.ExportApp.plugin_class = "grader.nbgrader_export.ExerciseCsvExportPlugin"
+# `nbgrader autograde`: only the course's own cells run in the grading kernel (added cells do not).
+from nbgrader.converters import Autograde  # noqa: E402
+
+SANITIZE = Autograde.class_traits()["sanitize_preprocessors"].default()
+c.Autograde.sanitize_preprocessors = [*SANITIZE, "grader.nbgrader_sanitize.RunOnlyCourseCells"]
 '''
 
 

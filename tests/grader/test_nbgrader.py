@@ -1,9 +1,10 @@
 """nbgrader end to end: nbgrader's own CLI on a course we generate, two students, scores checked.
 
-``generate_assignment`` → two submissions (alice: the solutions; bob: classic bugs and one exercise
-left as the stub) → ``autograde`` → ``export``. nbgrader's gradebook database and its CSV export must
-hold, per student and exercise, exactly the score our engine gives the same code, partial credit
-included, and the released notebooks must hold no solution.
+``generate_assignment`` → two submissions (alice: the solutions; bob: classic bugs, one exercise
+left as the stub, and three tries at replacing the score function inside the grading kernel) →
+``autograde`` → ``export``. nbgrader's gradebook database and its CSV export must hold, per student
+and exercise, exactly the score our engine gives the same code, partial credit included, and the
+released notebooks must hold no solution.
 """
 
 from __future__ import annotations
@@ -39,11 +40,21 @@ BOB_BUGS = {
     "l23_online_softmax": ("fused_reads_twice", "ledger_no_validation"),
     "l27_memory_ledger": ("kv_factor_counted_twice",),
 }
-BOB_STUBS = {
+# bob also tries to raise his scores inside the grading kernel: with a code cell of his own in L23,
+# and with an L27 answer cell stripped of its %%writefile line (so it would run in the kernel).
+TAMPER = "import grader.nbgrader_course as _g\n\n_g.score_exercise = lambda *a, **k: k['points']\n"
+BOB_APPENDS = {
     "l23_online_softmax": {
         "softmax.py": "\n\ndef merge_online_states(a, b):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
     },
-    "l27_memory_ledger": {},
+    "l27_memory_ledger": {"ledger.py": "\n\n" + TAMPER},
+}
+BOB_HEADERLESS = {("l27_memory_ledger", "ledger.py")}
+BOB_ADDED_CELL = {"l23_online_softmax": TAMPER}
+# ... and hands in a `grader` package beside his notebooks, for the kernel to import instead of ours.
+BOB_FILES = {
+    "grader/__init__.py": "",
+    "grader/nbgrader_course.py": "def score_exercise(*a, points, **k):\n    return points\n",
 }
 
 Scores = dict[tuple[str, str], float]  # (unit, exercise) -> points
@@ -67,7 +78,7 @@ def student_code(student: str, unit: str) -> dict[str, str]:
     for impl in known.known_impls(unit, "known_wrong"):
         if impl.path.stem in BOB_BUGS[unit]:
             code[f"{impl.module}.py"] += "\n\n" + impl.path.read_text()
-    for name, text in BOB_STUBS[unit].items():
+    for name, text in BOB_APPENDS[unit].items():
         code[name] += text
     return code
 
@@ -86,6 +97,10 @@ def engine_scores(student: str, root: Path) -> Scores:
     return out
 
 
+def answer_source(student: str, unit: str, name: str, text: str) -> str:
+    return text if student == "bob" and (unit, name) in BOB_HEADERLESS else f"%%writefile {unit}/{name}\n{text}"
+
+
 def submit(course: Path, student: str) -> None:
     """The released notebooks with the student's code in the answer cells, under submitted/."""
     dest = course / "submitted" / student / ASSIGNMENT
@@ -96,8 +111,16 @@ def submit(course: Path, student: str) -> None:
         for cell in nb["cells"]:
             for name, text in code.items():
                 if cell["metadata"]["nbgrader"]["grade_id"] == f"module-{name.replace('.', '-')}":
-                    cell["source"] = f"%%writefile {unit}/{name}\n{text}"
+                    cell["source"] = answer_source(student, unit, name, text)
+        if student == "bob" and unit in BOB_ADDED_CELL:
+            added = {"cell_type": "code", "id": "bob-added", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": BOB_ADDED_CELL[unit]}  # fmt: skip
+            first_grading = next(i for i, c in enumerate(nb["cells"]) if c["metadata"]["nbgrader"].get("grade"))
+            nb["cells"].insert(first_grading, added)
         (dest / f"{unit}.ipynb").write_text(json.dumps(nb))
+    for name, text in BOB_FILES.items() if student == "bob" else ():
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_text(text)
 
 
 def nbgrader(course: Path, *args: str) -> float:
@@ -151,6 +174,8 @@ def test_release_holds_no_solution(flow: Flow):
         answers = "\n".join("".join(c["source"]) for c in release["cells"] if c["metadata"]["nbgrader"]["solution"])
         assert "raise NotImplementedError()" in answers and "BEGIN SOLUTION" not in answers
         leaked = [ln for ln in solution_lines(unit) if ln in answers]
+        for path in (REPO_ROOT / "solutions" / unit).glob("*.cu"):  # nbgrader's stub is Python: ours stays
+            assert make_stub(path.read_text(), suffix=".cu") in answers, f"{path.name}: the stub is not released"
         assert solution_lines(unit) and not leaked, f"{unit}: the release shows solution lines {leaked[:3]}"
 
 

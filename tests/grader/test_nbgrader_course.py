@@ -15,6 +15,7 @@ import pytest
 from grader import api, nbgrader_course
 from grader.nbgrader_course import Exercise, exercise_score, score_exercise, unit_notebook
 from grader.results import GradeReport, Status, TestResult, Tier
+from grader.stubs import make_stub
 
 UNIT = "l23_online_softmax"
 
@@ -69,7 +70,8 @@ def test_notebook_cells_carry_nbgrader_metadata():
     answers = {c["source"].splitlines()[0]: c["source"] for c in nb["cells"] if c["metadata"]["nbgrader"]["solution"]}
     assert f"%%writefile {UNIT}/softmax.py" in answers
     assert "### BEGIN SOLUTION" in answers[f"%%writefile {UNIT}/softmax.py"]  # nbgrader clears it
-    assert all("BEGIN SOLUTION" not in text for first, text in answers.items() if first.endswith(".cu"))
+    cu = (nbgrader_course.SOLUTIONS / UNIT / "cuda_reduce.cu").read_text()
+    assert make_stub(cu, suffix=".cu") in answers[f"%%writefile {UNIT}/cuda_reduce.cu"]  # never the solution
     grading = [c["source"] for c in nb["cells"] if c["metadata"]["nbgrader"]["grade"]]
     assert "score_exercise('l23_online_softmax', 'softmax_fused', points=13.0" in grading[0]
 
@@ -103,3 +105,32 @@ def test_cell_writes_nothing_to_stderr_and_grades_each_code_version_once(tmp_pat
     assert out.err == "" and "torch warning" in out.out and "a triton deprecation" in out.out
     assert len(calls) == 2, "the unit is graded once per version of its code"
     assert "l23_online_softmax · f: 7 / 9" in out.out and "failed  0/2  correctness" in out.out
+
+
+def test_generate_assignment_clears_python_regions_and_keeps_the_cuda_stub():
+    preprocessors = pytest.importorskip("nbgrader.preprocessors")
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.from_dict(unit_notebook(UNIT, [Exercise(UNIT, "f", 1.0)]))
+    nb, _ = preprocessors.ClearSolutions().preprocess(nb, {})
+    answers = {c.source.splitlines()[0]: c.source for c in nb.cells if c.metadata.nbgrader["solution"]}
+    assert "BEGIN SOLUTION" not in "".join(answers.values())
+    assert "    # YOUR CODE HERE\n    raise NotImplementedError()" in answers[f"%%writefile {UNIT}/softmax.py"]
+    cu = make_stub((nbgrader_course.SOLUTIONS / UNIT / "cuda_reduce.cu").read_text(), suffix=".cu")
+    assert answers[f"%%writefile {UNIT}/cuda_reduce.cu"].startswith(f"%%writefile {UNIT}/cuda_reduce.cu\n{cu}#if 0")
+
+
+def test_autograde_runs_only_the_course_cells():
+    sanitize = pytest.importorskip("grader.nbgrader_sanitize")
+    nbformat = pytest.importorskip("nbformat")
+    header = f"%%writefile {UNIT}/softmax.py"
+    source = {"grade-f": (True, "score_exercise(...)"), "module-softmax-py": (False, header + "\ncode")}
+    cells = [nbformat.v4.new_code_cell(src, metadata={"nbgrader": {"grade_id": gid}} if gid else {})
+             for gid, src in [("grade-f", "score_exercise(...)"), ("module-softmax-py", "def f(): ...\nTAMPER"),
+                              ("module-softmax-py", "%%writefile x.py\ndef f(): ..."), (None, "TAMPER")]]  # fmt: skip
+    pp = sanitize.RunOnlyCourseCells()
+    for cell in cells:
+        pp._sanitize(cell, source)
+    assert [c.cell_type for c in cells] == ["code", "code", "code", "raw"]
+    assert cells[1].source == f"{header}\ndef f(): ...\nTAMPER"  # saved as the module, not run
+    assert cells[2].source == f"{header}\ndef f(): ..."  # written where the course says, nowhere else
+    assert cells[3].source == "TAMPER" and "outputs" not in cells[3]
