@@ -494,7 +494,7 @@ def _install_sim_hooks() -> None:
 
     within.__getitem__, within.__setitem__ = traced_getitem, traced_setitem
     _wrap_shared(kernelapi.FakeCUDAShared)
-    _wrap_launch(kernel.FakeCUDAKernel)
+    _wrap_launch(kernel.FakeCUDAKernel, kernel)
     _sim_installed = True
 
 
@@ -504,9 +504,9 @@ _alloc_lock = threading.Lock()
 def _wrap_shared(shared_cls) -> None:
     dynamic = shared_cls.array
 
-    def array(self, shape, dtype):
+    def array(self, shape, dtype, *rest, **kwargs):  # numba-cuda adds an `alignment` argument
         if shape == 0:
-            return dynamic(self, shape, dtype)
+            return dynamic(self, shape, dtype, *rest, **kwargs)
         from numba.np import numpy_support
 
         if not isinstance(dtype, np.dtype | type):
@@ -526,13 +526,13 @@ def _wrap_shared(shared_cls) -> None:
     shared_cls.array = array
 
 
-def _wrap_launch(kernel_cls) -> None:
+def _wrap_launch(kernel_cls, kernel_module) -> None:
     call = kernel_cls.__call__
 
     def __call__(self, *args):
         global _launch_id
-        if self._device:
-            return call(self, *args)
+        if self._device or getattr(kernel_module, "_kernel_context", None) is not None:
+            return call(self, *args)  # a device function called from a kernel: not a launch
         _launch_id += 1
         for t in _sim_counters:
             t.launches += 1

@@ -102,7 +102,11 @@ def known_impls(unit: str, kind: str) -> list[KnownImpl]:
     folder = REPO_ROOT / "tests" / unit / kind
     if not folder.is_dir():
         return []
-    return [read(p) for p in sorted([*folder.glob("*.py"), *folder.glob("*.cu")])]
+    paths = sorted([*folder.glob("*.py"), *folder.glob("*.cu")])
+    stems = [p.stem for p in paths]
+    if dupes := sorted({s for s in stems if stems.count(s) > 1}):
+        raise ValueError(f"tests/{unit}/{kind}: {dupes} exist as both .py and .cu; give each file its own name")
+    return [read(p) for p in paths]
 
 
 def build_target(impl: KnownImpl, dest: Path) -> Path:
