@@ -225,3 +225,16 @@ def test_sim_shared_array_is_one_per_block_under_preemption():
             assert np.array_equal(y.copy_to_host(), np.arange(255, -1, -1))
     finally:
         sys.setswitchinterval(old)
+
+
+def test_known_py_and_cu_may_not_share_a_name(tmp_path, monkeypatch):
+    folder = tmp_path / "tests" / "l99_demo" / "known_wrong"
+    folder.mkdir(parents=True)
+    (folder / "naive.py").write_text('"""Bug."""\nMODULE = "m"\nREJECTED_BY = {"f": ["efficiency"]}\n')
+    (folder / "naive.cu").write_text('// Bug.\n// MODULE = "k"\n// REJECTED_BY = {"g": ["efficiency"]}\n')
+    monkeypatch.setattr(known, "REPO_ROOT", tmp_path)
+    with pytest.raises(ValueError, match="both .py and .cu"):
+        known.known_impls("l99_demo", "known_wrong")
+    (folder / "naive.cu").rename(folder / "naive_cu.cu")
+    assert [k.name for k in known.known_impls("l99_demo", "known_wrong")] == [
+        "l99_demo/known_wrong/naive", "l99_demo/known_wrong/naive_cu"]
