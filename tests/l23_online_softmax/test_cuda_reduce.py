@@ -178,3 +178,25 @@ def test_row_stats_on_gpu():
         want_d = torch.exp(x.double() - want_m[:, None]).sum(dim=1)
         assert_close(m, want_m, dtype=torch.float32, what=f"softmax_row_stats m ({n_cols} columns)")
         assert_close(d, want_d, dtype=torch.float32, what=f"softmax_row_stats d ({n_cols} columns)")
+
+
+@pytest.mark.gpu_perf
+@pytest.mark.exercise("block_sum_shfl")
+@pytest.mark.points(2)
+@pytest.mark.hint("Memory-bound: enough blocks to fill every SM, each thread reading many elements.")
+def test_block_sum_shfl_speed(award):
+    """2²⁵ floats (the lecture's size) against torch.sum: full marks at 0.7× its speed."""
+    from grader import perf
+
+    c = _gpu_compiled("warp_sum", "block_sum_shfl")
+    n = 1 << 25
+    x = torch.randn(n, device="cuda")
+    grid = 4 * torch.cuda.get_device_properties(0).multi_processor_count
+    partials = torch.empty(grid, device="cuda")
+    launch = lambda: cuda.launch(c, "block_sum_shfl", (grid,), (512,), [x, partials, n])
+    launch()
+    exact = float(x.double().sum())
+    assert abs(float(partials.double().sum()) - exact) <= 1e-4 * float(x.double().abs().sum()), "wrong sum"
+    result = perf.compare({"learner": launch, "torch.sum": lambda: torch.sum(x)})
+    speedup = result.speedup("learner", over="torch.sum")
+    award(perf.score_fraction(speedup, full_at=0.7), speedup_vs_torch=speedup, **result.as_dict())

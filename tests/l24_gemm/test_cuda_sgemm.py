@@ -139,3 +139,28 @@ def test_sgemm_cu_on_gpu(m, n, k):
     torch.cuda.synchronize()
     tol = Tolerance(atol=1e-5 * math.sqrt(k), rtol=1e-5)
     assert_close(c, a.double() @ b.double(), dtype=torch.float32, tol=tol, what=f"sgemm_tiled {m}×{n}×{k}")
+
+
+@pytest.mark.gpu_perf
+@pytest.mark.exercise("sgemm_cu")
+@pytest.mark.points(2)
+@pytest.mark.hint("A 16 × 16 tile reuses each loaded element 16 times: what limits it next (L24 §3)?")
+def test_sgemm_cu_speed(award):
+    """2048³ fp32 against cuBLAS SGEMM (TF32 off): full marks at 10 % of cuBLAS, the level of this tiling."""
+    from grader import perf
+
+    src = cuda.load_cu(UNIT, "sgemm")
+    src.require_done("sgemm_tiled")
+    kernel = src.compile(arch=cuda.device_arch())
+    torch.backends.cuda.matmul.allow_tf32 = False
+    n = 2048
+    a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
+    c = torch.empty(n, n, device="cuda")
+    grid = (n // TILE, n // TILE)
+    launch = lambda: cuda.launch(kernel, "sgemm_tiled", grid, (TILE, TILE), [a, b, c, n, n, n])
+    launch()
+    assert_close(c, a.double() @ b.double(), dtype=torch.float32, tol=Tolerance(atol=1e-5 * math.sqrt(n), rtol=1e-5),
+                 what="sgemm_tiled 2048³")
+    result = perf.compare({"learner": launch, "cuBLAS": lambda: torch.matmul(a, b)})
+    fraction = result.speedup("learner", over="cuBLAS")
+    award(perf.score_fraction(fraction, full_at=0.10), fraction_of_cublas=fraction, **result.as_dict())
