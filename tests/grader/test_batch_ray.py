@@ -1,0 +1,42 @@
+"""``--backend ray`` against a real local Ray cluster (one start for the whole suite): the same
+grades as the local backend, the same files, the same ledger."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from grader import batch, sandbox
+from grader.target import REPO_ROOT
+
+UNIT = "l23_online_softmax"
+EXERCISES = ("softmax_hbm_bytes", "online_softmax_state")  # quick tests: the cluster is what is tested
+
+pytestmark = pytest.mark.slow
+
+
+def test_ray_backend_grades_like_the_local_one(tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray", reason="ray is pinned in requirements-instructor.txt (make test installs it)")
+    try:
+        sandbox.probe()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(f"no sandbox: {exc}")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    subs = tmp_path / "subs"
+    shutil.copytree(REPO_ROOT / "solutions", subs / "full", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO_ROOT / "exercises", subs / "stub", ignore=shutil.ignore_patterns("__pycache__"))
+    (subs / "evil.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    options = dict(units=(UNIT,), exercises=EXERCISES, jobs=2)
+    report = batch.run_batch(batch.BatchOptions(subs, tmp_path / "ray", backend=batch.Backend.RAY, **options))
+    assert not ray.is_initialized(), "the batch stops the cluster it started"
+    local = batch.run_batch(batch.BatchOptions(subs, tmp_path / "local", **options))
+    by_ray = {g.student: (g.score, g.max_score) for g in report.graded}
+    assert by_ray == {g.student: (g.score, g.max_score) for g in local.graded}
+    assert by_ray["full"][0] == by_ray["full"][1] > 0 and by_ray["stub"][0] == 0 and by_ray["evil"][0] == 0
+    for name in ("full", "stub"):
+        ray_tests = json.loads((tmp_path / "ray" / name / "results.json").read_text())["tests"]
+        local_tests = json.loads((tmp_path / "local" / name / "results.json").read_text())["tests"]
+        assert [(t["name"], t["score"]) for t in ray_tests] == [(t["name"], t["score"]) for t in local_tests]
+    assert len((tmp_path / "ray" / "done.jsonl").read_text().splitlines()) == 3
