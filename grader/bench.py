@@ -4,8 +4,9 @@ On one GPU, in one process, every row is timed interleaved with its baseline (wa
 CUDA events, median: :func:`grader.perf.bench_interleaved`) and reported as a ratio, never as an
 absolute time alone:
 
-* softmax (kernels_ref/softmax.py) and transpose (kernels_ref/transpose.py) as a fraction of the
-  measured device-to-device copy bandwidth (bytes read + written per second); goal ≥ 0.85;
+* softmax (kernels_ref/softmax.py), transpose (kernels_ref/transpose.py, and the CUDA C++
+  kernels_ref/transpose.cu) as a fraction of the measured device-to-device copy bandwidth (bytes
+  read + written per second); goal ≥ 0.85;
 * matmul (kernels_ref/matmul.py) against ``torch.matmul`` (cuBLAS) at 4096³ bf16; goal ≥ 0.9×;
 * attention forward (kernels_ref/attention.py) against SDPA's flash backend at n = 4096, d = 128;
   goal ≥ 0.8×.
@@ -110,6 +111,28 @@ def bandwidth_rows() -> list[Row]:
     return rows
 
 
+def cuda_transpose_row() -> Row:
+    """kernels_ref/transpose.cu (CUDA C++, NVRTC) as a fraction of the copy bandwidth."""
+    import torch
+
+    from grader import cuda
+
+    shape, path = "8192×8192 fp32", target.REPO_ROOT / "kernels_ref" / "transpose.cu"
+    if not path.is_file():
+        return Row("transpose.cu", shape, None, COPY_GOAL, "vs D2D copy", "missing: kernels_ref/transpose.cu")
+    kernel = cuda.compile_cu(path.read_text(), "kernels_ref/transpose.cu", arch=cuda.device_arch())
+    x = torch.randn(8192, 8192, device="cuda")
+    y, out = torch.empty_like(x), torch.empty_like(x)
+    run = lambda: cuda.launch(kernel, "transpose_f32", (256, 256), (32, 8), [x, y, 8192, 8192])
+    run()
+    torch.cuda.synchronize()
+    note = _checked(y, x.t().contiguous(), rtol=0, atol=0)
+    if note:
+        return Row("transpose.cu", shape, None, COPY_GOAL, "vs D2D copy", note)
+    ms = _time({"ref": run, "copy": lambda: out.copy_(x)})
+    return Row("transpose.cu", shape, ms["copy"] / ms["ref"], COPY_GOAL, "vs D2D copy", f"ref {ms['ref']:.3f} ms")
+
+
 def matmul_row() -> Row:
     import torch
 
@@ -176,7 +199,8 @@ def main() -> int:
         f"Dripstone reference kernels on {record.get('gpu')} (driver {record.get('driver_version')}, "
         f"SM clock {record.get('clocks.sm', '?')}, torch {record.get('torch')}, CUDA {record.get('cuda_runtime')})"
     )
-    rows = _guarded(bandwidth_rows, "bandwidth") + _guarded(matmul_row, "matmul") + _guarded(attention_row, "attention")
+    rows = _guarded(bandwidth_rows, "bandwidth") + _guarded(cuda_transpose_row, "transpose.cu")
+    rows += _guarded(matmul_row, "matmul") + _guarded(attention_row, "attention")
     print("  kernel     shape                       ratio   goal   baseline")
     for row in rows:
         print(row.line())

@@ -238,3 +238,12 @@ def test_known_py_and_cu_may_not_share_a_name(tmp_path, monkeypatch):
     (folder / "naive.cu").rename(folder / "naive_cu.cu")
     assert [k.name for k in known.known_impls("l99_demo", "known_wrong")] == [
         "l99_demo/known_wrong/naive", "l99_demo/known_wrong/naive_cu"]
+
+
+@pytest.mark.parametrize("path", sorted((cuda.target.REPO_ROOT / "kernels_ref").glob("*.cu")), ids=lambda p: p.name)
+def test_reference_cuda_kernels_compile_without_spills(path):
+    """kernels_ref/*.cu: every kernel compiles for sm_90 with NVRTC, without spills or a stack frame."""
+    compiled = cuda.compile_cu(path.read_text(), path.name)
+    assert compiled.resources, f"{path.name}: no extern \"C\" __global__ kernel"
+    for r in compiled.resources.values():
+        assert r.spill_stores == r.spill_loads == r.stack_bytes == 0, r.summary()
