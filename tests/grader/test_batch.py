@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import batch, boundary, release, unpack
+from grader import batch, boundary, release, sandbox, unpack
 from grader.results import TestResult
 from grader.target import REPO_ROOT
 
@@ -278,3 +278,23 @@ def test_batch_resumes_after_kill_9(tmp_path):
     names = [json.loads(line)["student"] for line in ledger.read_text().splitlines()]
     assert sorted(names) == ["a", "b", "c"]
     assert f"{3 - done_before} student(s) to grade" in proc.stdout
+
+
+# ---- sandbox fallbacks ---------------------------------------------------------------------------------------
+
+
+def test_probe_says_what_is_missing_without_bwrap(monkeypatch):
+    """No bwrap: setpriv + rlimits, and the report names what is lost; never a silent downgrade."""
+    if os.geteuid() != 0 or not sandbox.sandbox_python().exists():
+        pytest.skip("needs root and the sandbox venv (make sandbox-env)")
+    real_which = sandbox.shutil.which
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None if name == "bwrap" else real_which(name))
+    runtime = sandbox.probe()
+    assert runtime.isolation is sandbox.Isolation.SETPRIV
+    assert "bwrap not installed" in runtime.describe() and "no private network" in runtime.describe()
+
+
+def test_probe_refuses_a_missing_sandbox_python(tmp_path, monkeypatch):
+    monkeypatch.setenv(sandbox.SANDBOX_VENV_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(sandbox.SandboxUnavailable, match="make sandbox-env"):
+        sandbox.probe()
