@@ -198,7 +198,8 @@ DRIPSTONE_ROOT = {root!r}  # the repository whose engine grades the notebooks
 sys.path.insert(0, DRIPSTONE_ROOT)  # for the export plugin below
 # Kernels nbgrader starts inherit this: the autograder cells import the engine from there.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (DRIPSTONE_ROOT, os.environ.get("PYTHONPATH")) if p)
-# ... and never from the submission's folder, their working directory (a `grader/` a student hands in).
+# ... and nothing from their working directory, the submission's folder (IPython would put it after
+# the standard library and PYTHONPATH; this keeps it off the import path altogether).
 os.environ["PYTHONSAFEPATH"] = "1"
 
 c.CourseDirectory.course_id = {course_id!r}

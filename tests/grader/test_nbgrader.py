@@ -51,7 +51,8 @@ BOB_APPENDS = {
 }
 BOB_HEADERLESS = {("l27_memory_ledger", "ledger.py")}
 BOB_ADDED_CELL = {"l23_online_softmax": TAMPER}
-# ... and hands in a `grader` package beside his notebooks, for the kernel to import instead of ours.
+# ... and hands in a `grader` package beside his notebooks, for the kernel to import instead of ours
+# (the kernel's working directory: IPython puts it after PYTHONPATH, the config keeps it off sys.path).
 BOB_FILES = {
     "grader/__init__.py": "",
     "grader/nbgrader_course.py": "def score_exercise(*a, points, **k):\n    return points\n",
