@@ -76,8 +76,12 @@ class LearnerCallFailed(AssertionError):
     """The learner's call hung, ended its process or returned something that is not data."""
 
 
+_in_worker = False
+
+
 def enabled() -> bool:
-    return os.environ.get(ISOLATE_ENV) == "1"
+    """Batch grading, in the judge (inside a worker, calls run where they are)."""
+    return os.environ.get(ISOLATE_ENV) == "1" and not _in_worker
 
 
 def protect_fd(fd: int) -> None:
@@ -209,6 +213,8 @@ def _ensure_worker() -> _Worker:
 
 def _serve(requests: int, replies: int) -> None:
     """The worker: close what the learner must not reach, then answer calls until EOF."""
+    global _in_worker
+    _in_worker = True
     code = 0
     try:
         for fd in _protected:
@@ -219,6 +225,7 @@ def _serve(requests: int, replies: int) -> None:
         while (request := _read_message(requests)) is not None:
             _write_message(replies, _answer(*pickle.loads(request)))
     except BaseException:  # noqa: BLE001 - the parent sees EOF and fails the call
+        traceback.print_exc()  # into the grading log: a fault of the worker, not of the learner's code
         code = 3
     finally:
         with contextlib.suppress(Exception):
