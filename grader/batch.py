@@ -128,12 +128,32 @@ def discover(submissions: Path) -> list[Student]:
 
 def collect_manifest(repo: Path, units: Sequence[str], exercises: Sequence[str], dest: Path) -> list[dict[str, object]]:
     """The graded tests, collected on the grader's copy by the grader's Python; no learner code runs."""
-    cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", *(str(repo / "tests" / u) for u in units),
-           "-p", "grader.plugin", "-p", "no:cacheprovider", "--dripstone-manifest", str(dest),
-           "--rootdir", str(repo), "-c", str(repo / "pyproject.toml"), *sandbox.exercise_args(exercises)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--collect-only",
+        "-q",
+        *(str(repo / "tests" / u) for u in units),
+        "-p",
+        "grader.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--dripstone-manifest",
+        str(dest),
+        "--rootdir",
+        str(repo),
+        "-c",
+        str(repo / "pyproject.toml"),
+        *sandbox.exercise_args(exercises),
+    ]
     with tempfile.TemporaryDirectory(prefix="dripstone-manifest-") as tmp:
-        env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1",
-               "HYPOTHESIS_STORAGE_DIRECTORY": tmp}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(repo),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HYPOTHESIS_STORAGE_DIRECTORY": tmp,
+        }
         proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
     if proc.returncode != 0 or not dest.exists():
         raise BatchError(f"collecting the grading tests failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
@@ -164,9 +184,16 @@ def _check(expected: dict[str, object], got: TestResult) -> str | None:
 
 
 def _zero(expected: dict[str, object], message: str) -> TestResult:
-    return TestResult(nodeid=str(expected["nodeid"]), unit=str(expected["unit"]), exercise=str(expected["exercise"]),
-                      tier=Tier(str(expected["tier"])), points=float(expected["points"]),  # type: ignore[arg-type]
-                      status=Status.FAILED, score=0.0, message=message)
+    return TestResult(
+        nodeid=str(expected["nodeid"]),
+        unit=str(expected["unit"]),
+        exercise=str(expected["exercise"]),
+        tier=Tier(str(expected["tier"])),
+        points=float(expected["points"]),  # type: ignore[arg-type]
+        status=Status.FAILED,
+        score=0.0,
+        message=message,
+    )
 
 
 def validate(manifest: list[dict[str, object]], text: str, ended: str) -> tuple[list[TestResult], list[str]]:
@@ -248,8 +275,17 @@ def grade_student(student: Student, plan: Plan, limits: sandbox.Limits) -> Stude
         except (unpack.UnsafeArchive, OSError) as exc:
             return refused(student, plan, str(exc))
         repo = sandbox.stage_repo(work / "repo", plan.units, root=plan.snapshot)
-        job = sandbox.Job(student.name, repo, target, work / "scratch", plan.units, work / "results.jsonl",
-                          work / "log.txt", slot, plan.exercises)
+        job = sandbox.Job(
+            student.name,
+            repo,
+            target,
+            work / "scratch",
+            plan.units,
+            work / "results.jsonl",
+            work / "log.txt",
+            slot,
+            plan.exercises,
+        )
         outcome = sandbox.run(job, runtime, limits)
         results, problems = validate(manifest, job.report.read_text(errors="replace"), _ended(outcome, limits))
         log = _read_capped(job.log)
@@ -271,12 +307,12 @@ def _read_capped(path: Path) -> str:
     return text + ("\n[log truncated]\n" if len(data) > LOG_CAP_BYTES else "")
 
 
-def _output(student: Student, results: list[TestResult], problems: list[str], runtime: sandbox.Runtime,
-            wall_s: float, log: str) -> StudentOutput:
+def _output(
+    student: Student, results: list[TestResult], problems: list[str], runtime: sandbox.Runtime, wall_s: float, log: str
+) -> StudentOutput:
     report = GradeReport(target=student.name, results=tuple(results))
     units = {u: sum(r.score for r in rs) for u, rs in report.by_unit().items()}
-    graded = Graded(student.name, report.score, report.max_score, units, tuple(problems),
-                    runtime.describe(), wall_s)
+    graded = Graded(student.name, report.score, report.max_score, units, tuple(problems), runtime.describe(), wall_s)
     payload = gradescope(report)
     if problems:
         payload["output"] = "\n".join([str(payload.get("output", "")), *problems]).strip()
@@ -332,8 +368,15 @@ def write_grades_csv(out: Path, graded: Sequence[Graded], units: Sequence[str]) 
         w = csv.writer(f)
         w.writerow(["student", *units, "total", "max_score", "problems"])
         for g in sorted(graded, key=lambda g: g.student):
-            w.writerow([g.student, *(round(g.units.get(u, 0.0), 4) for u in units), round(g.score, 4),
-                        g.max_score, "; ".join(g.problems)])
+            w.writerow(
+                [
+                    g.student,
+                    *(round(g.units.get(u, 0.0), 4) for u in units),
+                    round(g.score, 4),
+                    g.max_score,
+                    "; ".join(g.problems),
+                ]
+            )
     os.replace(out / ".grades.csv.tmp", out / "grades.csv")
 
 
@@ -397,9 +440,15 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] =
         runner(Plan(tuple(pending), snapshot, units, options.exercises, manifest, runtime), options, done)
     graded = [finished[s.name] for s in students if s.name in finished]
     write_grades_csv(options.out, graded, units)
-    summary = {"runtime": runtime.describe(), "isolation": str(runtime.isolation), "missing": list(runtime.missing),
-               "units": list(units), "students": len(graded), "resumed": len(students) - len(pending),
-               "problems": {g.student: list(g.problems) for g in graded if g.problems}}
+    summary = {
+        "runtime": runtime.describe(),
+        "isolation": str(runtime.isolation),
+        "missing": list(runtime.missing),
+        "units": list(units),
+        "students": len(graded),
+        "resumed": len(students) - len(pending),
+        "problems": {g.student: list(g.problems) for g in graded if g.problems},
+    }
     _write_atomic(options.out / "summary.json", json.dumps(summary, indent=2) + "\n")
     return BatchReport(options.out, tuple(graded), len(students) - len(pending), runtime.describe(), units)
 
@@ -412,8 +461,14 @@ def progress_bar(console: object) -> Iterator[Callable[[int, int, str], None]]:
     """A rich progress bar fed by :func:`run_batch`'s progress callback."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as bar:  # type: ignore[arg-type]
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as bar:  # type: ignore[arg-type]
         task = bar.add_task("grading", total=None)
 
         def update(advance: int, total: int, what: str) -> None:
@@ -432,8 +487,14 @@ def print_summary(report: BatchReport, console: object) -> None:
     for col in ("student", *report.units, "total", "problems"):
         table.add_column(col)
     for g in sorted(report.graded, key=lambda g: g.student):
-        table.add_row(g.student, *(f"{g.units.get(u, 0):g}" for u in report.units), f"{g.score:g}/{g.max_score:g}",
-                      "; ".join(g.problems)[:200])
+        table.add_row(
+            g.student,
+            *(f"{g.units.get(u, 0):g}" for u in report.units),
+            f"{g.score:g}/{g.max_score:g}",
+            "; ".join(g.problems)[:200],
+        )
     console.print(table)  # type: ignore[attr-defined]
-    console.print(f"wrote {report.out}/grades.csv, {report.out}/summary.json, "  # type: ignore[attr-defined]
-                  f"{report.out}/<student>/results.json and log.txt")
+    console.print(
+        f"wrote {report.out}/grades.csv, {report.out}/summary.json, "  # type: ignore[attr-defined]
+        f"{report.out}/<student>/results.json and log.txt"
+    )

@@ -46,8 +46,9 @@ def _payload(student: batch.Student) -> tuple[str, bytes]:
     return f"{student.name}.tar.gz", _tar(student.source)
 
 
-def grade_remote(name: str, archive: str, data: bytes, snapshot: bytes, plan_fields: dict[str, object],
-                 limits: sandbox.Limits) -> batch.StudentOutput:
+def grade_remote(
+    name: str, archive: str, data: bytes, snapshot: bytes, plan_fields: dict[str, object], limits: sandbox.Limits
+) -> batch.StudentOutput:
     """Runs in a Ray worker: rebuild the submission and the snapshot locally, then grade as locally."""
     with tempfile.TemporaryDirectory(prefix="dripstone-ray-") as tmp:
         root = Path(tmp)
@@ -80,9 +81,14 @@ def _init(ray, options: batch.BatchOptions, attempts: int = 3) -> None:  # noqa:
     machine can miss ("timed out during startup"): try again before giving up."""
     for attempt in range(1, attempts + 1):
         try:
-            ray.init(address=options.address, num_cpus=None if options.address else options.jobs,
-                     include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                     runtime_env={"py_modules": [str(REPO_ROOT / "grader")]})
+            ray.init(
+                address=options.address,
+                num_cpus=None if options.address else options.jobs,
+                include_dashboard=False,
+                logging_level="ERROR",
+                log_to_driver=False,
+                runtime_env={"py_modules": [str(REPO_ROOT / "grader")]},
+            )
             return
         except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
             ray.shutdown()
@@ -90,8 +96,12 @@ def _init(ray, options: batch.BatchOptions, attempts: int = 3) -> None:  # noqa:
                 raise batch.BatchError(f"could not start or join the Ray cluster: {exc}") from exc
 
 
-def _submit_and_collect(ray, plan: batch.Plan, options: batch.BatchOptions,  # noqa: ANN001 - the ray module
-                        done: Callable[[batch.StudentOutput], None]) -> None:
+def _submit_and_collect(
+    ray,
+    plan: batch.Plan,
+    options: batch.BatchOptions,  # noqa: ANN001 - the ray module
+    done: Callable[[batch.StudentOutput], None],
+) -> None:
     snapshot = ray.put(_tar(plan.snapshot))
     fields = {"units": plan.units, "exercises": plan.exercises, "manifest": plan.manifest}
     task = ray.remote(num_cpus=1, max_retries=0)(grade_remote)

@@ -129,8 +129,9 @@ _arena: mmap.mmap | None = None
 _worker: _Worker | None = None
 
 
-def call(name: str, run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-         inputs_read_only: bool) -> Any:
+def call(
+    name: str, run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, inputs_read_only: bool
+) -> Any:
     """``run(*args, **kwargs)`` in this test's worker; its result (data only) or its exception, rebuilt here.
 
     Tensor arguments go through the shared arena. With ``inputs_read_only`` (kernel exercises) the
@@ -166,8 +167,9 @@ def end_test() -> None:
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
-                                 and torch.equal(a.nan_to_num(), b.nan_to_num()))
+    return torch.equal(a, b) or (
+        a.is_floating_point() and torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+    )
 
 
 def _share(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[tuple[_Shared, torch.Tensor]]]:
@@ -255,7 +257,7 @@ def _answer(run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
 def _write_message(fd: int, data: bytes) -> None:
     view = memoryview(_HEADER.pack(len(data)) + data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes | None:
@@ -291,8 +293,9 @@ def _exchange(worker: _Worker, name: str, request: bytes) -> bytes:
     except TimeoutError:
         end_test()
         _hung.add(name)
-        raise LearnerCallFailed(f"{name} did not return within {call_timeout_s():g} s "
-                                "(an endless loop, a sleep, a deadlock?): stopped") from None
+        raise LearnerCallFailed(
+            f"{name} did not return within {call_timeout_s():g} s (an endless loop, a sleep, a deadlock?): stopped"
+        ) from None
     except (BrokenPipeError, LearnerCallFailed) as exc:
         reply, failure = None, exc
     else:
@@ -302,8 +305,10 @@ def _exchange(worker: _Worker, name: str, request: bytes) -> bytes:
         end_test()
         if isinstance(failure, LearnerCallFailed):
             raise failure
-        _ended[name] = (f"{name} ended the grading process before returning ({status}): do not "
-                        "call sys.exit/os._exit, and stay within the memory and CPU limits")
+        _ended[name] = (
+            f"{name} ended the grading process before returning ({status}): do not "
+            "call sys.exit/os._exit, and stay within the memory and CPU limits"
+        )
         raise LearnerCallFailed(_ended[name])
     return reply
 
@@ -334,8 +339,9 @@ def _describe(exc: BaseException) -> _Raised:
     root = exc
     while isinstance(root, BaseExceptionGroup) and root.exceptions:
         root = root.exceptions[0]
-    frames = [f for f in traceback.extract_tb(root.__traceback__)
-              if Path(f.filename).resolve().is_relative_to(target_root())]
+    frames = [
+        f for f in traceback.extract_tb(root.__traceback__) if Path(f.filename).resolve().is_relative_to(target_root())
+    ]
     where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
     message = str(root).strip()
     notes = getattr(root, "__notes__", None)
@@ -348,8 +354,9 @@ def _unpack(name: str, reply: bytes) -> Any:
     try:
         payload = torch.load(io.BytesIO(reply), weights_only=True)
     except Exception as exc:  # noqa: BLE001 - anything but plain data is refused
-        raise LearnerCallFailed(f"{name} returned something that is not plain data "
-                                f"(tensors, numbers, tuples): {type(exc).__name__}") from None
+        raise LearnerCallFailed(
+            f"{name} returned something that is not plain data (tensors, numbers, tuples): {type(exc).__name__}"
+        ) from None
     if not isinstance(payload, dict):
         raise LearnerCallFailed(f"{name}: malformed reply from the learner process")
     if "unsendable" in payload:
@@ -385,6 +392,8 @@ def _rebuild(raised: _Raised) -> BaseException:
         with contextlib.suppress(Exception):
             return cls(raised.message + where)
     if raised.type_name in ("SystemExit", "KeyboardInterrupt", "GeneratorExit"):
-        return LearnerCallFailed(f"the learner's code raised {raised.type_name}({raised.message}){where}: "
-                                 "it must return a result, not end the process")
+        return LearnerCallFailed(
+            f"the learner's code raised {raised.type_name}({raised.message}){where}: "
+            "it must return a result, not end the process"
+        )
     return type(raised.type_name, (LearnerRaised,), {})(raised.message + where)

@@ -99,7 +99,11 @@ def build(out: Path, root: Path = REPO_ROOT) -> Release:
 def check(tree: Path) -> None:
     """ReleaseError naming every leak: solution regions, solutions/, kernels_ref/, known corpora."""
     leaks = [str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_dir() and p.name in FORBIDDEN_DIRS]
-    leaks += [str(p.relative_to(tree)) for top in ("exercises", "tests") for p in (tree / top).rglob("*")
-              if p.is_file() and SOLUTION_MARKER in p.read_text(errors="replace")]
+    leaks += [
+        str(p.relative_to(tree))
+        for top in ("exercises", "tests")
+        for p in (tree / top).rglob("*")
+        if p.is_file() and SOLUTION_MARKER in p.read_text(errors="replace")
+    ]
     if leaks:
         raise ReleaseError("the release would leak: " + ", ".join(sorted(leaks)))

@@ -110,7 +110,8 @@ def probe(python: Path | None = None) -> Runtime:
         raise SandboxUnavailable(
             f"no sandbox Python at {python}: run `make sandbox-env` (a world-readable venv with the pinned "
             f"requirements; the grader's own may live under a home the sandbox uid cannot read), or set "
-            f"{SANDBOX_VENV_ENV}")
+            f"{SANDBOX_VENV_ENV}"
+        )
     missing = []
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         missing.append("not root or no setpriv: the learner runs as the grader's uid; fork bombs are not contained")
@@ -118,12 +119,15 @@ def probe(python: Path | None = None) -> Runtime:
     if _runs([*_setpriv(UID_BASE), str(python), "-c", "import torch"]) is False:
         raise SandboxUnavailable(f"uid {UID_BASE} cannot run {python} (is the venv world-readable?)")
     if not shutil.which("bwrap"):
-        missing.append("bwrap not installed (apt-get install --no-install-recommends bubblewrap): "
-                       "no private network or pid namespace")
+        missing.append(
+            "bwrap not installed (apt-get install --no-install-recommends bubblewrap): "
+            "no private network or pid namespace"
+        )
         return Runtime(python, Isolation.SETPRIV, tuple(missing))
     if not _runs([*_bwrap_base(python, 64 * 2**20), "--", "true"]):
-        missing.append("bwrap cannot create namespaces here (user namespaces disabled?): "
-                       "no private network or pid namespace")
+        missing.append(
+            "bwrap cannot create namespaces here (user namespaces disabled?): no private network or pid namespace"
+        )
         return Runtime(python, Isolation.SETPRIV, tuple(missing))
     return Runtime(python, Isolation.BWRAP)
 
@@ -163,36 +167,84 @@ def exercise_args(exercises: Sequence[str]) -> list[str]:
 
 def pytest_command(python: Path, repo: Path, target: Path, job: Job, report: str) -> list[str]:
     """The grading run, as ``grader.api.grade`` runs it, with results to ``report`` (fd:N or a path)."""
-    return [str(python), "-m", "pytest", *(str(repo / "tests" / u) for u in job.units),
-            "-p", "grader.plugin", "-p", "no:cacheprovider", "--target", str(target),
-            "--dripstone-report", report, "-q", "--no-header", "-rN", "--tb=no", "--assert=plain",
-            "--rootdir", str(repo), "-c", str(repo / "pyproject.toml"), *exercise_args(job.exercises)]
+    return [
+        str(python),
+        "-m",
+        "pytest",
+        *(str(repo / "tests" / u) for u in job.units),
+        "-p",
+        "grader.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--target",
+        str(target),
+        "--dripstone-report",
+        report,
+        "-q",
+        "--no-header",
+        "-rN",
+        "--tb=no",
+        "--assert=plain",
+        "--rootdir",
+        str(repo),
+        "-c",
+        str(repo / "pyproject.toml"),
+        *exercise_args(job.exercises),
+    ]
 
 
 def _environment(repo: Path, target: Path, tmp: Path, limits: Limits) -> dict[str, str]:
     return {
-        "PATH": f"{sandbox_python().parent}:/usr/bin:/bin", "HOME": str(tmp), "TMPDIR": str(tmp),
-        "PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-        "TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": str(tmp / "triton"),
-        "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp / "hypothesis"), "OMP_NUM_THREADS": "1",
-        "DRIPSTONE_ISOLATE": "1", "DRIPSTONE_TARGET": str(target),
-        "DRIPSTONE_CALL_TIMEOUT": str(limits.call_timeout_s), "LANG": "C.UTF-8",
+        "PATH": f"{sandbox_python().parent}:/usr/bin:/bin",
+        "HOME": str(tmp),
+        "TMPDIR": str(tmp),
+        "PYTHONPATH": str(repo),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "TRITON_INTERPRET": "1",
+        "TRITON_CACHE_DIR": str(tmp / "triton"),
+        "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp / "hypothesis"),
+        "OMP_NUM_THREADS": "1",
+        "DRIPSTONE_ISOLATE": "1",
+        "DRIPSTONE_TARGET": str(target),
+        "DRIPSTONE_CALL_TIMEOUT": str(limits.call_timeout_s),
+        "LANG": "C.UTF-8",
     }
 
 
 def _setpriv(uid: int) -> list[str]:
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-            "--no-new-privs", "--"]
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--no-new-privs", "--"]
 
 
 def _prlimit(limits: Limits) -> list[str]:
-    return ["prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.address_space}", f"--fsize={limits.file_size}",
-            f"--nproc={limits.processes}", "--core=0", "--"]
+    return [
+        "prlimit",
+        f"--cpu={limits.cpu_s}",
+        f"--as={limits.address_space}",
+        f"--fsize={limits.file_size}",
+        f"--nproc={limits.processes}",
+        "--core=0",
+        "--",
+    ]
 
 
 def _bwrap_base(python: Path, tmp_bytes: int) -> list[str]:
-    cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-           "--unshare-uts", "--unshare-cgroup-try", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    cmd = [
+        "bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--ro-bind",
+        "/etc",
+        "/etc",
+    ]
     for top in ("bin", "sbin", "lib", "lib64", "lib32"):
         path = Path("/") / top
         if path.is_symlink():
@@ -200,8 +252,25 @@ def _bwrap_base(python: Path, tmp_bytes: int) -> list[str]:
         elif path.is_dir():
             cmd += ["--ro-bind", str(path), str(path)]
     venv = python.parent.parent
-    cmd += [*_parents(venv), *_parents(REPO_IN), "--ro-bind", str(venv), str(venv), "--proc", "/proc", "--dev", "/dev",
-            "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    cmd += [
+        *_parents(venv),
+        *_parents(REPO_IN),
+        "--ro-bind",
+        str(venv),
+        str(venv),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(tmp_bytes),
+        "--tmpfs",
+        "/tmp",
+        "--chdir",
+        "/tmp",
+    ]
     return cmd
 
 
@@ -216,8 +285,16 @@ def command(job: Job, runtime: Runtime, limits: Limits, report_fd: int) -> tuple
     if runtime.isolation is Isolation.BWRAP:
         env = _environment(REPO_IN, TARGET_IN, Path("/tmp"), limits)
         inner = pytest_command(runtime.python, REPO_IN, TARGET_IN, job, f"fd:{report_fd}")
-        cmd = [*_bwrap_base(runtime.python, limits.tmp_bytes), "--ro-bind", str(job.repo), str(REPO_IN),
-               "--ro-bind", str(job.target), str(TARGET_IN), "--clearenv"]
+        cmd = [
+            *_bwrap_base(runtime.python, limits.tmp_bytes),
+            "--ro-bind",
+            str(job.repo),
+            str(REPO_IN),
+            "--ro-bind",
+            str(job.target),
+            str(TARGET_IN),
+            "--clearenv",
+        ]
         cmd += [a for k, v in env.items() for a in ("--setenv", k, v)]
         return [*cmd, "--", *_setpriv(uid), *_prlimit(limits), *inner], {}, job.scratch
     env = _environment(job.repo, job.target, job.scratch, limits)
@@ -237,8 +314,16 @@ def run(job: Job, runtime: Runtime, limits: Limits) -> Outcome:
     start = time.monotonic()
     try:
         with job.log.open("wb") as log:
-            proc = subprocess.Popen(argv, env=env or None, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, pass_fds=[report_fd], start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                env=env or None,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=[report_fd],
+                start_new_session=True,
+            )
             timed_out = _wait(proc, limits.wall_s)
     finally:
         os.close(report_fd)

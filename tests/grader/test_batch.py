@@ -24,8 +24,10 @@ from grader.results import TestResult
 from grader.target import REPO_ROOT
 
 UNIT = "l23_online_softmax"
-MANIFEST = [{"nodeid": "t.py::a", "unit": UNIT, "exercise": "softmax_fused", "tier": "correctness", "points": 4.0},
-            {"nodeid": "t.py::b", "unit": UNIT, "exercise": "softmax_fused", "tier": "efficiency", "points": 3.0}]
+MANIFEST = [
+    {"nodeid": "t.py::a", "unit": UNIT, "exercise": "softmax_fused", "tier": "correctness", "points": 4.0},
+    {"nodeid": "t.py::b", "unit": UNIT, "exercise": "softmax_fused", "tier": "efficiency", "points": 3.0},
+]
 
 
 def result(nodeid: str, tier: str, points: float, score: float, status: str = "passed") -> TestResult:
@@ -54,8 +56,12 @@ def test_validation_zeroes_missing_and_unknown_tests():
 
 
 def test_validation_refuses_a_failed_test_with_points():
-    text = "\n".join([result("t.py::a", "correctness", 4.0, 4.0, status="failed").to_json(),
-                      result("t.py::b", "efficiency", 3.0, 3.0).to_json()])
+    text = "\n".join(
+        [
+            result("t.py::a", "correctness", 4.0, 4.0, status="failed").to_json(),
+            result("t.py::b", "efficiency", 3.0, 3.0).to_json(),
+        ]
+    )
     results, problems = batch.validate(MANIFEST, text, "exit 1")
     assert [r.score for r in results] == [0.0, 3.0] and "non-zero score" in problems[0]
 
@@ -135,12 +141,15 @@ def test_unpack_finds_the_units_under_one_folder(tmp_path):
     assert (root / UNIT / "softmax.py").read_text() == "x = 1\n"
 
 
-@pytest.mark.parametrize("members, links, reason", [
-    ({"../evil.py": b"x"}, {}, "'..'"),
-    ({"/etc/evil.py": b"x"}, {}, "absolute"),
-    ({f"{UNIT}/softmax.py": b"x"}, {f"{UNIT}/link.py": "/etc/passwd"}, "link"),
-    ({f"{UNIT}/big.bin": b"\0" * (2 * 2**20)}, {}, "MiB once unpacked"),
-])
+@pytest.mark.parametrize(
+    "members, links, reason",
+    [
+        ({"../evil.py": b"x"}, {}, "'..'"),
+        ({"/etc/evil.py": b"x"}, {}, "absolute"),
+        ({f"{UNIT}/softmax.py": b"x"}, {f"{UNIT}/link.py": "/etc/passwd"}, "link"),
+        ({f"{UNIT}/big.bin": b"\0" * (2 * 2**20)}, {}, "MiB once unpacked"),
+    ],
+)
 def test_unpack_refuses_unsafe_zips(tmp_path, members, links, reason):
     archive = make_zip(tmp_path / "s.zip", members, links)
     with pytest.raises(unpack.UnsafeArchive, match=reason):
@@ -247,8 +256,14 @@ def test_release_grades_its_stubs(tmp_path):
     """The released tree grades on its own: every L23 test reported, all TODO at 0."""
     built = release.build(tmp_path / "rel")
     env = {**os.environ, "PYTHONPATH": str(built.out)}
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", "-u", "23", "--json", str(tmp_path / "r.json")],
-                          cwd=built.out, env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "-u", "23", "--json", str(tmp_path / "r.json")],
+        cwd=built.out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["tests"] and data["score"] == 0 and data["max_score"] > 0
@@ -263,8 +278,9 @@ def test_batch_resumes_after_kill_9(tmp_path):
         subprocess.run(["cp", "-r", str(REPO_ROOT / "exercises" / UNIT), str(subs / name / UNIT)], check=True)
     cmd = [sys.executable, "-m", "grader", "batch", str(subs), "--out", str(tmp_path / "out"), "-u", "23"]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    first = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
+    first = subprocess.Popen(
+        cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     ledger = tmp_path / "out" / "done.jsonl"
     deadline = time.monotonic() + 900
     while not (ledger.exists() and ledger.read_text().count("\n") >= 1) and time.monotonic() < deadline:

@@ -72,14 +72,18 @@ def honest_students(dest: Path) -> dict[str, Path]:
         if i % 2:
             out[name] = known.build_target(wrong, dest / name)
         else:
-            out[name] = shutil.copytree(REPO_ROOT / "solutions", dest / name, ignore=shutil.ignore_patterns(
-                "__pycache__"))
+            out[name] = shutil.copytree(
+                REPO_ROOT / "solutions", dest / name, ignore=shutil.ignore_patterns("__pycache__")
+            )
     return out
 
 
 def tree_digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def results_of(out: Path, student: str) -> dict[str, dict[str, object]]:
@@ -88,8 +92,11 @@ def results_of(out: Path, student: str) -> dict[str, dict[str, object]]:
 
 
 def scores_by_name(report) -> dict[str, float]:
-    return {f"{r.unit} · {r.exercise} · {r.tier} · {r.name}": r.score for r in report.results
-            if r.status.value != "pending_gpu"}
+    return {
+        f"{r.unit} · {r.exercise} · {r.tier} · {r.name}": r.score
+        for r in report.results
+        if r.status.value != "pending_gpu"
+    }
 
 
 @pytest.fixture(scope="module")
