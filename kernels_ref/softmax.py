@@ -19,7 +19,7 @@ def _softmax_kernel(x_ptr, y_ptr, n_rows, n_cols, stride_xm, stride_ym, BLOCK_N:
     offs_n = tl.arange(0, BLOCK_N)
     mask = offs_n < n_cols
     for row in tl.range(pid, n_rows, n_programs):
-        row64 = row.to(tl.int64)
+        row64 = tl.cast(row, tl.int64)  # a plain int under the interpreter, a tensor when compiled
         x = tl.load(x_ptr + row64 * stride_xm + offs_n, mask=mask, other=-float("inf")).to(tl.float32)
         num = tl.exp(x - tl.max(x, axis=0))  # read N elements
         y = num / tl.sum(num, axis=0)

@@ -15,13 +15,7 @@ import torch.nn.functional as F
 from grader.compare import Tolerance, assert_close
 from grader.target import load_reference
 
-# kernels_ref/softmax.py calls `row.to(tl.int64)` on `tl.range`'s loop variable, a Python int under the
-# interpreter (a tensor only when compiled): it cannot run on the CPU until that line casts with tl.cast.
-SOFTMAX_INTERPRETER_BUG = pytest.mark.xfail(strict=True, raises=Exception,
-                                            reason="kernels_ref/softmax.py: int.to(tl.int64) under the interpreter")
 
-
-@SOFTMAX_INTERPRETER_BUG
 @pytest.mark.parametrize("shape, dtype", [((5, 1000), torch.float32), ((3, 4097), torch.float16),
                                           ((2, 65), torch.bfloat16)])
 def test_softmax_reference(shape, dtype):
