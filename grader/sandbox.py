@@ -48,13 +48,20 @@ class Isolation(StrEnum):
 
 @dataclass(frozen=True)
 class Limits:
-    """Per student. The address space must fit ``import torch`` plus an interpreted kernel (~0.8 GiB)."""
+    """Per student.
+
+    RLIMIT_NPROC counts threads too, and numba's CUDA simulator runs every thread of a block as a
+    Python thread (up to 1024): processes leave room for that, and the thread stacks are cut to
+    2 MiB so that 1024 of them (2 GiB) plus ``import torch`` and an interpreted kernel (~0.8 GiB)
+    fit the address space.
+    """
 
     wall_s: float = 900.0
     cpu_s: int = 900
-    address_space: int = 4 * 2**30
+    address_space: int = 6 * 2**30
+    stack: int = 2 * 2**20
     file_size: int = 64 * 2**20
-    processes: int = 128
+    processes: int = 1536
     tmp_bytes: int = 512 * 2**20
     call_timeout_s: float = 60.0
 
@@ -221,6 +228,7 @@ def _prlimit(limits: Limits) -> list[str]:
         "prlimit",
         f"--cpu={limits.cpu_s}",
         f"--as={limits.address_space}",
+        f"--stack={limits.stack}",
         f"--fsize={limits.file_size}",
         f"--nproc={limits.processes}",
         "--core=0",
