@@ -85,7 +85,7 @@ def _footer(report: GradeReport, console: Console) -> None:
     console.print(f"  [bold]total: {_points(report.score, report.max_score)}[/bold]")
     if report.pending_gpu:
         pts = sum(r.points for r in report.pending_gpu)
-        console.print(f"  [cyan]{len(report.pending_gpu)} gpu_perf test(s), {pts:g} points, pending GPU:[/cyan] "
+        console.print(f"  [cyan]{len(report.pending_gpu)} test(s), {pts:g} points, pending GPU:[/cyan] "
                       "not counted; they are graded on a machine with a CUDA GPU or in the docker image")
     failed = [r for r in report.results if r.status is Status.FAILED and r.detail]
     for r in failed[:3]:

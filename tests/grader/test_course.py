@@ -114,3 +114,10 @@ def test_every_test_rejects_some_known_wrong(unit, selected_units):
 def test_every_unit_has_known_wrong_implementations():
     missing = [u for u in UNITS if not known.known_impls(u, "known_wrong")]
     assert not missing, f"units without tests/<unit>/known_wrong/: {missing}"
+
+
+def test_grading_test_files_have_unique_names():
+    """Units are graded together in one pytest run: two tests/<unit>/test_x.py would collide on import."""
+    names = [p.name for p in (REPO_ROOT / "tests").glob("[lc][0-9]*/test_*.py")]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    assert not dupes, f"rename these grading test files to include the unit's topic: {dupes}"

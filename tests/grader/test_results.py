@@ -63,4 +63,4 @@ def test_scoreboard_shows_rows_failures_todo_and_pending():
     text = out.getvalue()
     assert "FAIL" in text and "3 of 8 elements differ" in text and "Mask?" in text
     assert "TODO" in text and "pending GPU" in text and "total: 2/6" in text
-    assert "1 gpu_perf test(s), 5 points, pending GPU" in text
+    assert "1 test(s), 5 points, pending GPU" in text
