@@ -50,9 +50,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from grader import traffic
+from grader._lazy import torch
 from grader.target import SubmissionError, target_root
 
 ISOLATE_ENV = "DRIPSTONE_ISOLATE"

@@ -17,9 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
-from grader import boundary, guard, target
+from grader import boundary, target
+from grader._lazy import torch
 from grader.target import SubmissionError
 
 _gpu_mode = False
@@ -78,6 +77,8 @@ class LearnerFunction:
         self.check_signature(*args, **kwargs)
         if not self.kernel:
             return fn(*args, **kwargs)
+        from grader import guard  # imports torch: only kernel exercises need it
+
         inputs = [a.clone() for a in args if isinstance(a, torch.Tensor)]
         with guard.refuse_torch_compute(self.name):
             out = _unwrap_interpreter_error(fn, *args, **kwargs)

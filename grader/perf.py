@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 import pytest
-import torch
+
+from grader._lazy import torch
 
 PENDING_GPU = "pending GPU"
 

@@ -71,10 +71,6 @@ def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up here
     sys.dont_write_bytecode = True  # never write __pycache__ into a learner's folder
-    if interpret:  # kernels graded on the CPU must compute what the GPU computes
-        from grader import interpreter_fixes
-
-        interpreter_fixes.install()
     try:
         with triton_mode(interpret=interpret):
             spec.loader.exec_module(module)
@@ -90,8 +86,18 @@ def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -
             f"{shown}{where}: importing it raised {type(exc).__name__}: {exc}; "
             "code at module level must only define functions and kernels"
         ) from None
+    if interpret and _uses_triton(module):  # kernels graded on the CPU must compute what the GPU computes
+        from grader import interpreter_fixes  # (patches the interpreter before any kernel runs)
+
+        interpreter_fixes.install()
     _CACHE[key] = module
     return module
+
+
+def _uses_triton(module: ModuleType) -> bool:
+    """Whether a module imported triton or defines kernels (ledger modules don't: no torch for them)."""
+    return any(type(v).__module__.startswith("triton") or getattr(v, "__name__", "").startswith("triton")
+               for v in vars(module).values())
 
 
 def _last_frame_in(path: Path, exc: BaseException) -> str:
