@@ -13,7 +13,7 @@ import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
 from grader import boundary, harness, perf, target  # noqa: E402
 from grader.results import Status, TestResult, Tier  # noqa: E402
@@ -41,6 +41,10 @@ settings.register_profile(
     print_blob=True,
     max_examples=50,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    # Stop at the first bug and skip the "explain" phase: a stub fails on every input, and hunting
+    # for more distinct failures or explaining them cost seconds per test with nothing to show.
+    report_multiple_bugs=False,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
 )
 settings.load_profile("grading")
 
