@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -48,7 +49,9 @@ def test_grade_writes_gradescope_json_and_junit(tmp_path):
 
 @pytest.mark.slow
 def test_make_grade_on_the_stubs_exits_zero_and_names_the_first_todo():
-    proc = subprocess.run(["make", "-s", "grade", "L=23"], cwd=REPO_ROOT, capture_output=True, text=True)
+    # A clean make: `make test ARGS=...` must not leak its pytest arguments into `make grade`.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "ARGS")}
+    proc = subprocess.run(["make", "-s", "grade", "L=23"], cwd=REPO_ROOT, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "l23_online_softmax: 0/" in proc.stdout
     assert "next: l23_online_softmax" in proc.stdout and "TODO:" in proc.stdout
