@@ -36,6 +36,9 @@ from grader.target import REPO_ROOT
 SANDBOX_VENV_ENV = "DRIPSTONE_SANDBOX_VENV"
 DEFAULT_SANDBOX_VENV = Path("/opt/dripstone/venv")
 UID_BASE = 61000
+# The probe runs as a uid no job uses: a finishing job ends with `kill -9 -1` as its own uid, which
+# would kill a probe running concurrently (Ray tasks probe while other tasks grade) under that uid.
+PROBE_UID = UID_BASE - 1
 REPO_IN = Path("/grade/repo")
 TARGET_IN = Path("/grade/target")
 
@@ -123,8 +126,8 @@ def probe(python: Path | None = None) -> Runtime:
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         missing.append("not root or no setpriv: the learner runs as the grader's uid; fork bombs are not contained")
         return Runtime(python, Isolation.RLIMITS, tuple(missing))
-    if _runs([*_setpriv(UID_BASE), str(python), "-c", "import torch"]) is False:
-        raise SandboxUnavailable(f"uid {UID_BASE} cannot run {python} (is the venv world-readable?)")
+    if _runs([*_setpriv(PROBE_UID), str(python), "-c", "import torch"]) is False:
+        raise SandboxUnavailable(f"uid {PROBE_UID} cannot run {python} (is the venv world-readable?)")
     if not shutil.which("bwrap"):
         missing.append(
             "bwrap not installed (apt-get install --no-install-recommends bubblewrap): "
