@@ -9,6 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GB, NIC_400G_BYTES_PER_S, GiB
 from grader.harness import learner
 
@@ -30,10 +31,6 @@ def assert_exact(got: object, want: int, what: str) -> None:
     assert got == want, f"{what} = {got:,}, expected {want:,}"
 
 
-def assert_names(fn, args: tuple, name: str) -> None:
-    with pytest.raises(ValueError) as err:
-        fn(*args)
-    assert name in str(err.value), f"{fn.name}{args}: the ValueError should name `{name}`: {err.value}"
 
 
 def check_parts(got: object, want: dict[str, int], what: str) -> None:

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.checks import assert_value_error_names as assert_names
 from grader.constants import MODELS, GiB, Model
 from grader.harness import learner
 
@@ -48,10 +49,6 @@ def assert_exact(got: object, want: int, what: str) -> None:
     assert got == want, f"{what} = {got:,}, expected {want:,}"
 
 
-def assert_names(fn, args: tuple, name: str) -> None:
-    with pytest.raises(ValueError) as err:
-        fn(*args)
-    assert name in str(err.value), f"{fn.name}{args}: the ValueError should name `{name}`: {err.value}"
 
 
 def check_ledger(m: Model) -> dict[str, int]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.checks import assert_number as assert_close
+from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GPUS, MODELS
 from grader.harness import learner
 
@@ -25,9 +25,6 @@ tokens = st.integers(0, 10**14)
 ACT_PARTS = ("linear", "attention_scores", "total")
 
 
-def assert_close(got: object, want: float, what: str, rel: float = 1e-9) -> None:
-    assert isinstance(got, int | float) and not isinstance(got, bool), f"{what} = {got!r}, expected a number"
-    assert math.isclose(got, want, rel_tol=rel, abs_tol=1e-300), f"{what} = {got!r}, expected {want!r}"
 
 
 def assert_exact(got: object, want: int, what: str) -> None:
@@ -35,10 +32,6 @@ def assert_exact(got: object, want: int, what: str) -> None:
     assert got == want, f"{what} = {got:,}, expected {want:,}"
 
 
-def assert_names(fn, args: tuple, name: str) -> None:
-    with pytest.raises(ValueError) as err:
-        fn(*args)
-    assert name in str(err.value), f"{fn.name}{args}: the ValueError should name `{name}`: {err.value}"
 
 
 # ---- training_flops -----------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.checks import assert_number as assert_close
+from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GPUS, TB
 from grader.harness import learner
 
@@ -24,15 +26,8 @@ bandwidths = st.floats(1e11, 1e14)
 dims = st.integers(1, 2**16)
 
 
-def assert_close(got: object, want: float, what: str, rel: float = 1e-9) -> None:
-    assert isinstance(got, int | float) and not isinstance(got, bool), f"{what} = {got!r}, expected a number"
-    assert math.isclose(got, want, rel_tol=rel, abs_tol=1e-300), f"{what} = {got!r}, expected {want!r}"
 
 
-def assert_names(fn, args: tuple, name: str) -> None:
-    with pytest.raises(ValueError) as err:
-        fn(*args)
-    assert name in str(err.value), f"{fn.name}{args}: the ValueError should name `{name}`: {err.value}"
 
 
 # ---- ridge_point --------------------------------------------------------------------------------------

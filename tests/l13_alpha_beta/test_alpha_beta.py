@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.checks import assert_number as assert_close
+from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GB, GPUS, NIC_400G_EFFECTIVE_BYTES_PER_S, GiB
 from grader.harness import learner
 
@@ -27,15 +27,8 @@ betas = st.floats(1e8, 1e13)
 PARTS = ("intra_reduce_scatter", "inter_allreduce", "intra_all_gather", "total")
 
 
-def assert_close(got: object, want: float, what: str, rel: float = 1e-9) -> None:
-    assert isinstance(got, int | float) and not isinstance(got, bool), f"{what} = {got!r}, expected a number"
-    assert math.isclose(got, want, rel_tol=rel, abs_tol=1e-300), f"{what} = {got!r}, expected {want!r}"
 
 
-def assert_names(fn, args: tuple, name: str) -> None:
-    with pytest.raises(ValueError) as err:
-        fn(*args)
-    assert name in str(err.value), f"{fn.name}{args}: the ValueError should name `{name}`: {err.value}"
 
 
 # ---- transfer_time ------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.checks import assert_number as assert_close
+from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GB, GPUS, GiB
 from grader.harness import learner
 
@@ -32,15 +34,8 @@ sizes = st.integers(0, 2**40)
 ranks = st.integers(1, 4096)
 
 
-def assert_close(got: object, want: float, what: str, rel: float = 1e-9) -> None:
-    assert isinstance(got, int | float) and not isinstance(got, bool), f"{what} = {got!r}, expected a number"
-    assert math.isclose(got, want, rel_tol=rel, abs_tol=1e-300), f"{what} = {got!r}, expected {want!r}"
 
 
-def assert_names(fn, args: tuple, name: str) -> None:
-    with pytest.raises(ValueError) as err:
-        fn(*args)
-    assert name in str(err.value), f"{fn.name}{args}: the ValueError should name `{name}`: {err.value}"
 
 
 # ---- ring_allreduce_bytes_per_rank -------------------------------------------------------------------

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.checks import assert_number
+from grader.checks import assert_value_error_names as assert_names
 from grader.constants import MODELS
 from grader.harness import learner
 
@@ -23,15 +23,11 @@ LAYER_PARTS = ("q", "k", "v", "o", "gate", "up", "down", "norms", "total")
 FFN_ARGS = {"llama-2-7b": (256, None), "llama-3-8b": (1024, 1.3), "llama-3-70b": (4096, 1.3)}
 
 
+
 def assert_close(got: object, want: float, what: str, rel: float = 1e-12) -> None:
-    assert isinstance(got, int | float) and not isinstance(got, bool), f"{what} = {got!r}, expected a number"
-    assert math.isclose(got, want, rel_tol=rel, abs_tol=1e-300), f"{what} = {got!r}, expected {want!r}"
+    assert_number(got, want, what, rel)
 
 
-def assert_names(fn, args: tuple, name: str) -> None:
-    with pytest.raises(ValueError) as err:
-        fn(*args)
-    assert name in str(err.value), f"{fn.name}{args}: the ValueError should name `{name}`: {err.value}"
 
 
 # ---- swiglu_hidden -----------------------------------------------------------------------------------
