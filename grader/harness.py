@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grader import boundary, target
+from grader import audit, boundary, target
 from grader._lazy import torch
 from grader.target import SubmissionError
 
@@ -40,7 +40,12 @@ class LearnerFunction:
     kernel: bool = False
 
     def resolve(self) -> Callable[..., Any]:
-        """The learner's function object, or SubmissionError saying what is wrong."""
+        """The learner's function object, or SubmissionError saying what is wrong.
+
+        Never in batch grading's judge: loading the module runs the submission's code. Ask for
+        :meth:`defaults` or :func:`learner_value` instead (they are answered by the worker).
+        """
+        _not_in_the_judge(f"{self.unit}/{self.module}.py")
         mod = target.load_module(self.unit, self.module, interpret=not _gpu_mode)
         fn = getattr(mod, self.name, None)
         if fn is None:
@@ -65,7 +70,22 @@ class LearnerFunction:
         except ValueError:  # builtins without a signature: let the call decide
             pass
 
+    def defaults(self) -> dict[str, Any]:
+        """The default values of the learner's keyword parameters (plain data), read where its code runs."""
+        if boundary.enabled():
+            return boundary.call(f"{self.name} (its defaults)", self._defaults_here, (), {}, inputs_read_only=False)
+        return self._defaults_here()
+
+    def _defaults_here(self) -> dict[str, Any]:
+        try:
+            params = inspect.signature(self.resolve()).parameters.values()
+        except ValueError:  # builtins without a signature
+            return {}
+        return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.kernel:  # read by the judge before any of the submission's code runs (grader.audit)
+            audit.check(target.target_root() / self.unit, self.module, self.name)
         if not boundary.enabled():
             return self._call_here(*args, **kwargs)
         # Batch grading: the learner's code runs in a forked worker (grader.boundary), which also
@@ -77,19 +97,41 @@ class LearnerFunction:
         self.check_signature(*args, **kwargs)
         if not self.kernel:
             return fn(*args, **kwargs)
-        from grader import guard  # imports torch: only kernel exercises need it
+        from grader import guard, traffic  # guard imports torch: only kernel exercises need it
 
         inputs = [a.clone() for a in args if isinstance(a, torch.Tensor)]
-        with guard.refuse_torch_compute(self.name):
+        with guard.refuse_torch_compute(self.name), traffic.record_writes() as written:
             out = _unwrap_interpreter_error(fn, *args, **kwargs)
         _check_inputs_untouched(self.name, [a for a in args if isinstance(a, torch.Tensor)], inputs)
         _check_not_an_input(self.name, out, args)
+        if not _gpu_mode:  # compiled kernels are not traced; every CPU tier runs them interpreted
+            _check_written_by_kernel(self.name, out, written)
         return out
 
 
 def learner(unit: str, module: str, name: str, *, kernel: bool = False) -> LearnerFunction:
     """Declare a learner function a test module grades (see the module docstring)."""
     return LearnerFunction(unit, module, name, kernel)
+
+
+def learner_value(unit: str, module: str, name: str) -> Any:
+    """A module-level value of the target (``cuda_sgemm.TILE``), None where it is not defined."""
+    if boundary.enabled():
+        return boundary.call(f"{module}.{name}", _value_here, (unit, module, name), {}, inputs_read_only=False)
+    return _value_here(unit, module, name)
+
+
+def _value_here(unit: str, module: str, name: str) -> Any:
+    _not_in_the_judge(f"{unit}/{module}.py")
+    return getattr(target.load_module(unit, module), name, None)
+
+
+def _not_in_the_judge(what: str) -> None:
+    if boundary.enabled():
+        raise RuntimeError(
+            f"grader bug: a test loads {what} in batch grading's judge, where the submission's code must "
+            "never run; call the learner through harness.learner(...), .defaults() or learner_value()"
+        )
 
 
 def _unwrap_interpreter_error(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -111,6 +153,29 @@ def _check_inputs_untouched(name: str, after: list[torch.Tensor], before: list[t
                                      torch.equal(a.nan_to_num(), b.nan_to_num()))
         if not same:
             raise AssertionError(f"{name} modified its input #{i}: write results to a new tensor")
+
+
+def _check_written_by_kernel(name: str, out: Any, written: list) -> None:
+    """Every element a kernel exercise returns must have been stored by one of its kernels in this call.
+
+    The guard refuses torch compute; this catches the rest (NumPy on the host, bytes copied through
+    a storage, a cached tensor): the result has to be the memory the Triton kernels wrote.
+    """
+    from grader import traffic
+
+    outs = out if isinstance(out, tuple) else (out,)
+    for i, o in enumerate(outs):
+        if not isinstance(o, torch.Tensor) or o.numel() == 0:
+            continue
+        missing = traffic.unwritten_elements(o, written)
+        if missing:
+            which = f"output #{i}" if isinstance(out, tuple) else "its output"
+            shape = "x".join(map(str, o.shape)) or "scalar"
+            raise AssertionError(
+                f"{name}: {missing} of {o.numel()} elements of {which} ({shape}) were not written by a Triton "
+                "kernel during the call: compute the result in the kernel and return the tensor it stored "
+                "into (a view of it is fine; a copy made on the host is not)"
+            )
 
 
 def _check_not_an_input(name: str, out: Any, args: tuple[Any, ...]) -> None:

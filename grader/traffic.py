@@ -68,10 +68,14 @@ class _Launch:
     kernel: str
     filename: str
     regions: list[_Region]
+    # (start, end, delta) per tensor storage: the interpreter runs on host copies of the arguments,
+    # an address in [start, end) of a copy is address + delta in the caller's tensor.
+    to_caller: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 _counters: list[Traffic] = []
 _launches: list[_Launch] = []
+_written: list[tuple[np.ndarray, int]] | None = None  # (caller addresses, element bytes) per store
 
 
 def in_kernel_launch() -> bool:
@@ -88,6 +92,63 @@ def count_traffic() -> Iterator[Traffic]:
         yield traffic
     finally:
         _counters.remove(traffic)
+
+
+@contextlib.contextmanager
+def record_writes() -> Iterator[list[tuple[np.ndarray, int]]]:
+    """Record the caller-side addresses every kernel launched in this block stores to (or updates atomically)."""
+    global _written
+    outer, _written = _written, []
+    mine = _written
+    try:
+        yield mine
+    finally:
+        _written = outer
+        if outer is not None:
+            outer.extend(mine)
+
+
+def _byte_addresses(starts: np.ndarray, nbytes: int) -> np.ndarray:
+    return (starts.astype(np.int64).reshape(-1, 1) + np.arange(nbytes, dtype=np.int64)).ravel()
+
+
+def unwritten_elements(tensor, writes: list[tuple[np.ndarray, int]]) -> int:
+    """How many elements of ``tensor`` (its view) no recorded kernel store wrote, even in part."""
+    if tensor.numel() == 0:
+        return 0
+    es = tensor.element_size()
+    offsets = np.zeros((), dtype=np.int64)
+    for size, stride in zip(tensor.shape, tensor.stride(), strict=True):
+        offsets = np.add.outer(offsets, np.arange(size, dtype=np.int64) * stride)
+    starts = tensor.data_ptr() + offsets.ravel() * es
+    if not writes:
+        return int(starts.size)
+    written = np.unique(np.concatenate([_byte_addresses(a, n) for a, n in writes]))
+    covered = np.isin(_byte_addresses(starts, es), written).reshape(-1, es).all(axis=1)
+    return int((~covered).sum())
+
+
+def _storage_maps(dev, hst, out: list[tuple[int, int, int]]) -> None:
+    """Pair the interpreter's host copy of each tensor argument with the caller's tensor."""
+    if isinstance(dev, tuple) and isinstance(hst, tuple):
+        for d, h in zip(dev, hst, strict=False):
+            _storage_maps(d, h, out)
+    elif hasattr(dev, "base") and hasattr(hst, "base") and not hasattr(dev, "data_ptr"):  # TensorDescriptor
+        _storage_maps(dev.base, hst.base, out)
+    elif hasattr(dev, "untyped_storage") and hasattr(hst, "untyped_storage"):
+        d, h = dev.untyped_storage(), hst.untyped_storage()
+        out.append((h.data_ptr(), h.data_ptr() + h.nbytes(), d.data_ptr() - h.data_ptr()))
+
+
+def _record_write(addrs: np.ndarray, nbytes: int) -> None:
+    caller = addrs.astype(np.int64)
+    if _launches:
+        moved = np.zeros(caller.shape, dtype=bool)
+        for start, end, delta in _launches[-1].to_caller:
+            sel = ~moved & (addrs >= start) & (addrs < end)
+            caller[sel] += delta
+            moved |= sel
+    _written.append((caller, nbytes))
 
 
 def _tensor_region(name: str, tensor) -> _Region:
@@ -164,6 +225,8 @@ def _account(kind: str, ptrs, mask) -> None:
     m = np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape)
     _check_bounds(kind, np.asarray(ptrs.data), m, nbytes)
     moved = int(m.sum()) * nbytes
+    if _written is not None and kind != "load":
+        _record_write(np.asarray(ptrs.data)[m], nbytes)
     for t in _counters:
         if kind == "load":
             t.bytes_loaded += moved
@@ -206,6 +269,9 @@ def _wrap_executor(executor_cls, builder) -> None:
         args_hst, kwargs_hst = init_args(self, args_dev, kwargs)
         if _launches and not _launches[-1].regions:
             _launches[-1].regions = _regions(self.arg_names, args_hst, kwargs_hst)
+            _storage_maps(tuple(args_dev), tuple(args_hst), _launches[-1].to_caller)
+            for key, value in kwargs.items():
+                _storage_maps(value, kwargs_hst.get(key), _launches[-1].to_caller)
         return args_hst, kwargs_hst
 
     def __call__(self, *args, **kwargs):

@@ -162,15 +162,14 @@ def test_every_student_graded_once(corpus_batch):
 
 
 @pytest.mark.parametrize("cheat", CHEATS, ids=lambda p: p.stem)
-def test_cheat_scores_zero_on_what_it_attacks(corpus_batch, cheat, request):
-    """ZERO exercises score 0 (tiers in GAP_TIERS: a known gap, xfail strict), the rest as honest."""
+def test_cheat_scores_zero_on_what_it_attacks(corpus_batch, cheat):
+    """ZERO exercises score 0 (saying MESSAGE where declared), every other one exactly as honest."""
     decl = declarations(cheat)
     got = results_of(corpus_batch["out"], cheat.stem)
     honest = scores_by_name(corpus_batch["alone"]["solutions"])
     attacked = [t for t in got.values() if t["extra_data"]["exercise"] in decl["ZERO"]]
     assert attacked, f"{cheat.stem}: no test of {decl['ZERO']} was reported"
-    gap = set(decl.get("GAP_TIERS", []))
-    scored = {t["name"]: t["score"] for t in attacked if t["score"] and t["extra_data"]["tier"] not in gap}
+    scored = {t["name"]: t["score"] for t in attacked if t["score"]}
     assert not scored, f"{cheat.stem} ({decl['doc']}) scored on what it attacks: {scored}"
     if "MESSAGE" in decl:
         said = [t["output"] for t in attacked if str(decl["MESSAGE"]).lower() in t["output"].lower()]
@@ -178,10 +177,6 @@ def test_cheat_scores_zero_on_what_it_attacks(corpus_batch, cheat, request):
     others = {n: t["score"] for n, t in got.items() if t["extra_data"]["exercise"] not in decl["ZERO"]}
     differ = {n: (s, honest.get(n)) for n, s in others.items() if s != honest.get(n)}
     assert not differ, f"{cheat.stem}: exercises it does not attack lost or gained points: {differ}"
-    if gap:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=f"known gap in tiers {sorted(gap)}"))
-    in_gap = {t["name"]: t["score"] for t in attacked if t["score"] and t["extra_data"]["tier"] in gap}
-    assert not in_gap, f"{cheat.stem}: scored in its known-gap tiers: {in_gap}"
 
 
 def test_honest_students_score_exactly_as_alone(corpus_batch):

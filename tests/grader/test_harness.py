@@ -97,3 +97,34 @@ def test_kernel_exercise_must_not_modify_its_input(submission):
     submission("w", KERNEL_THAT_WRITES_ITS_INPUT)
     with pytest.raises(AssertionError, match="double modified its input #0"):
         harness.learner("u", "w", "double", kernel=True)(torch.randn(10))
+
+
+CONSTANTS = """
+TILE = 16
+
+def matmul(a, b, block_m=64, block_n=32, *, split=None):
+    return a
+"""
+
+
+def test_defaults_and_values_are_read_where_the_learners_code_runs(submission, monkeypatch):
+    """Batch grading's judge never loads the submission: defaults and constants come from the worker."""
+    from grader import boundary
+
+    import os
+
+    submission("c", CONSTANTS + "\nimport os\nMARK = os.getpid()\n")
+    fn = harness.learner("u", "c", "matmul")
+    monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+    try:
+        assert fn.defaults() == {"block_m": 64, "block_n": 32, "split": None}
+        assert harness.learner_value("u", "c", "TILE") == 16
+        assert harness.learner_value("u", "c", "ABSENT") is None
+        assert harness.learner_value("u", "c", "MARK") != os.getpid(), "the module was loaded in a worker"
+        with pytest.raises(RuntimeError, match="must never run"):
+            fn.resolve()
+    finally:
+        boundary.end_test()
+    monkeypatch.delenv(boundary.ISOLATE_ENV)
+    assert fn.defaults() == {"block_m": 64, "block_n": 32, "split": None}
+    assert harness.learner_value("u", "c", "MARK") == os.getpid(), "make grade loads it in the process"

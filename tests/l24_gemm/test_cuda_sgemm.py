@@ -15,7 +15,7 @@ import torch
 
 from grader import cuda, target
 from grader.compare import Tolerance, assert_close
-from grader.harness import learner
+from grader.harness import learner, learner_value
 
 UNIT = "l24_gemm"
 TILE = 16  # sgemm.cu's tile (its launch configuration); cuda_sgemm.py's is read from the learner's file
@@ -46,7 +46,7 @@ def traced_run() -> cuda.SimTraffic:
 
 def learner_tile() -> int:
     """cuda_sgemm.TILE of the target: another tile size is a correct alternative, graded by its own ledger."""
-    tile = getattr(target.load_module(UNIT, "cuda_sgemm"), "TILE", None)
+    tile = learner_value(UNIT, "cuda_sgemm", "TILE")
     if not isinstance(tile, int) or tile not in (8, 16, 32):
         raise target.SubmissionError(f"cuda_sgemm.TILE must be 8, 16 or 32 (a warp covers whole rows), got {tile!r}")
     return tile

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass
 
@@ -130,8 +129,7 @@ def check_attention(q, k, v, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
 
 def learner_block_m() -> int:
     """The learner's default block_m: the flash ledger is held against it."""
-    param = inspect.signature(flash_attention_fwd.resolve()).parameters.get("block_m")
-    value = getattr(param, "default", None)
+    value = flash_attention_fwd.defaults().get("block_m")
     if isinstance(value, bool) or not isinstance(value, int):
         raise SubmissionError("flash_attention_fwd must keep the keyword arguments block_m and block_n with int "
                               "defaults (the grader reads block_m to compute your ledger)")

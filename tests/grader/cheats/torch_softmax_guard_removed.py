@@ -1,9 +1,11 @@
 """Attack: remove the grader's torch-function guard (pop every torch function mode) and then call
-torch.softmax; the counted traffic shows no kernel launch."""
+torch.softmax. The guard runs where this code runs and is removed; the judge's static audit sees
+torch.overrides and torch._C before any of it runs, and no kernel wrote the output."""
 
 import torch
 
 ZERO = ["softmax_online"]
+MESSAGE = "may not use"
 
 
 def softmax_online(x, block_n=128):
@@ -18,7 +20,3 @@ def softmax_online(x, block_n=128):
         for mode in stack:
             torch._C._push_on_torch_function_stack(mode)
 
-
-# Known gap, stated (grader/BATCH.md): the guard runs where the learner's code runs, so this passes
-# the correctness tier; the efficiency tier (no kernel launch counted) still scores 0.
-GAP_TIERS = ["correctness"]

@@ -1,0 +1,420 @@
+"""Static tamper audit of a submission, done by the judge before any of the submission's code runs.
+
+The kernel guard (:mod:`grader.guard`) and the traffic counters (:mod:`grader.traffic`) run in the
+process that runs the learner's code, so Python in the same process could switch them off: pop the
+torch-function mode stack, patch the interpreter's hooks, rewrite the counters. Nothing in-process
+can stop that. What the judge *can* do, out of the submission's reach, is read its source first.
+
+A kernel module needs Triton, torch allocation and arithmetic; it has no use for reflection or for
+the grader's machinery. :func:`findings_for` parses the target's files (``ast``, nothing executed)
+and reports, with file and line, every use of
+
+* modules for reflection, process internals or the grader: ``sys``, ``gc``, ``ctypes``,
+  ``importlib``, ``inspect``, ``builtins``, ``types``, ``grader``, ``pytest``, ``hypothesis``...;
+* the machinery the guard and the counters live in: ``torch.overrides``, ``TorchFunctionMode``,
+  ``torch._C``, ``triton.runtime.interpreter``, a ``__torch_function__`` method;
+* dynamic code and attribute access: ``exec``, ``eval``, ``compile``, ``__import__``, ``globals``,
+  ``vars``, ``setattr``/``delattr``, ``getattr`` with a computed or private name;
+* private (``_x``, except on ``self``/``cls``) and dunder attributes (``__dict__``, ``__globals__``,
+  ``__class__``, frames...), and ``/proc`` paths;
+* assignments to (or ``del`` of) an attribute of an imported module (monkeypatching).
+
+Findings are attributed to functions: a use inside ``f`` taints ``f`` and every function of the
+submission that refers to it (also across the unit's files, through imports); a use at module level
+taints every function of the file and of the files importing it. A kernel exercise reached by a
+finding scores 0 with the finding in its message; exercises the finding does not reach are graded
+as usual. The same audit runs in ``make grade``, so a learner sees the message before submitting.
+
+The audit closes the known ways around the in-process checks; it does not make Python a sandbox
+(see grader/BATCH.md, residual risks). Ledger exercises need none of it: their results are compared
+in the judge, where the submission's code never runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.target import display_path
+
+DENIED_MODULES = frozenset(
+    {
+        *("sys", "gc", "ctypes", "cffi", "importlib", "inspect", "builtins", "types", "marshal", "pickle"),
+        *("copyreg", "code", "codeop", "runpy", "pkgutil", "zipimport", "weakref", "atexit"),
+        *("threading", "_thread", "multiprocessing", "subprocess", "signal", "faulthandler", "trace"),
+        *("grader", "pytest", "_pytest", "hypothesis", "unittest", "traffic", "guard"),
+    }
+)
+DENIED_NAMES = {
+    "exec": "runs code built at run time",
+    "eval": "runs code built at run time",
+    "compile": "builds code at run time",
+    "__import__": "imports by computed name",
+    "globals": "reaches the module namespace",
+    "vars": "reaches an object's namespace",
+    "locals": "reaches a frame's namespace",
+    "setattr": "patches attributes",
+    "delattr": "patches attributes",
+    "breakpoint": "stops the grader",
+    "attrgetter": "attribute access by computed name",
+    "methodcaller": "attribute access by computed name",
+    "TorchFunctionMode": "the kernel guard's machinery",
+    "TorchDispatchMode": "the kernel guard's machinery",
+    "DisableTorchFunction": "switches the kernel guard off",
+    "DisableTorchFunctionSubclass": "switches the kernel guard off",
+    "__builtins__": "reaches the builtins",
+    "__loader__": "reaches the import machinery",
+    "__spec__": "reaches the import machinery",
+}
+DENIED_ATTRS = {
+    "overrides": "torch.overrides holds the kernel guard's machinery",
+    "interpreter": "the Triton interpreter's hooks count and bounds-check traffic",
+    "modules": "sys.modules reaches the grader's modules",
+    **dict.fromkeys(("f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame"),
+                    "reaches the grader's frames"),
+    **{k: DENIED_NAMES[k] for k in ("TorchFunctionMode", "TorchDispatchMode", "DisableTorchFunction",
+                                     "DisableTorchFunctionSubclass", "attrgetter", "methodcaller")},
+}
+# Dunder attributes that reach namespaces, frames, code or the class graph (``x.__getitem__`` does not).
+DENIED_DUNDER_ATTRS = frozenset(
+    {
+        *("__dict__", "__class__", "__mro__", "__base__", "__bases__", "__subclasses__", "__globals__"),
+        *("__code__", "__closure__", "__builtins__", "__self__", "__func__", "__wrapped__", "__objclass__"),
+        *("__getattribute__", "__getattr__", "__setattr__", "__delattr__", "__get__", "__set__", "__delete__"),
+        *("__traceback__", "__context__", "__cause__", "__import__", "__loader__", "__spec__", "__defaults__"),
+        *("__kwdefaults__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__init_subclass__"),
+        *("__class_getitem__", "__set_name__", "__torch_function__", "__torch_dispatch__", "__array_function__"),
+    }
+)
+DENIED_METHODS = frozenset({"__torch_function__", "__torch_dispatch__"})
+SELF_NAMES = frozenset({"self", "cls"})
+NOT_NEEDED = "reflection, process internals or the grader: not needed by a kernel"
+MACHINERY = "the machinery the grader's kernel checks live in"
+# ``from grader.constants import GPUS``: the course's shared hardware and model tables (data only).
+ALLOWED_FROM = frozenset({"grader.constants"})
+
+
+class TamperingRefused(AssertionError):
+    """A kernel exercise reaches code that could switch off the grader's checks."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    what: str
+    why: str
+
+    def describe(self) -> str:
+        return f"{self.path} line {self.line}: `{self.what}` ({self.why})"
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts)) or type(node).__name__
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+@dataclass
+class _Scope:
+    """What one top-level definition (or the module-level code) uses and refers to."""
+
+    findings: list[Finding] = field(default_factory=list)
+    refs: set[str] = field(default_factory=set)  # names, and "alias.attr" for module attributes
+    defines: set[str] = field(default_factory=set)
+
+
+class _FileAudit(ast.NodeVisitor):
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+        self.modules: set[str] = set()  # local names bound to imported modules
+        self.imports: dict[str, tuple[str, str | None]] = {}  # local name -> (module, attribute or None)
+        self.scope = _Scope()
+        self.depth = 0  # inside how many function bodies: 0 is code that runs when the module is imported
+        self.at_import = _Scope()  # what import-time code (module level, decorators, defaults) uses
+
+    def finding(self, node: ast.AST, what: str, why: str) -> None:
+        found = Finding(self.shown, getattr(node, "lineno", 0), what, why)
+        self.scope.findings.append(found)
+        if self.depth == 0:
+            self.at_import.findings.append(found)
+
+    def ref(self, name: str) -> None:
+        self.scope.refs.add(name)
+
+    def called_at_import(self, func: ast.AST) -> None:
+        """``func`` runs when the module is imported (a call, a decorator, a base class at depth 0)."""
+        if self.depth:
+            return
+        if isinstance(func, ast.Name):
+            self.at_import.refs.add(func.id)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            self.at_import.refs.add(f"{func.value.id}.{func.attr}")
+
+    # imports
+    def _check_module(self, node: ast.AST, module: str) -> None:
+        parts = module.split(".")
+        if isinstance(node, ast.ImportFrom) and module in ALLOWED_FROM:
+            return
+        if parts[0] in DENIED_MODULES:
+            self.finding(node, f"import {module}", NOT_NEEDED)
+        elif any(_is_private(p) for p in parts[1:]) or "overrides" in parts or "interpreter" in parts:
+            self.finding(node, f"import {module}", MACHINERY)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._check_module(node, alias.name)
+            if alias.asname:  # import a.b as c: c is a.b
+                local, module = alias.asname, alias.name
+            else:  # import a.b: a is a
+                local = module = alias.name.split(".")[0]
+            self.modules.add(local)
+            self.imports[local] = (module, None)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        self._check_module(node, module or ".")
+        for alias in node.names:
+            if alias.name == "*":
+                self.finding(node, f"from {module} import *", "hides what the module uses; import names")
+                continue
+            if _is_private(alias.name) or alias.name in DENIED_NAMES or alias.name in DENIED_ATTRS:
+                self.finding(node, f"from {module} import {alias.name}", MACHINERY)
+            local = alias.asname or alias.name
+            self.imports[local] = (module, alias.name)
+            self.modules.add(local)  # may be a module (from triton import language): patching it is refused
+
+    # names and attributes
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in DENIED_NAMES:
+            self.finding(node, node.id, DENIED_NAMES[node.id])
+        if isinstance(node.ctx, ast.Load):
+            self.ref(node.id)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        root = node.value
+        if node.attr in DENIED_ATTRS:
+            self.finding(node, _dotted(node), DENIED_ATTRS[node.attr])
+        elif node.attr in DENIED_DUNDER_ATTRS:
+            self.finding(node, _dotted(node), "reflection on the grader's or torch's objects")
+        elif _is_private(node.attr) and not (isinstance(root, ast.Name) and root.id in SELF_NAMES):
+            self.finding(node, _dotted(node), "a private attribute: use the public API")
+        if isinstance(root, ast.Name):
+            self.ref(f"{root.id}.{node.attr}")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.called_at_import(node.func)
+        if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+            name = node.args[1]
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                self.finding(node, "getattr(..., <computed name>)", "attribute access by computed name")
+            elif _is_private(name.value) or name.value in DENIED_DUNDER_ATTRS or name.value in DENIED_ATTRS:
+                self.finding(node, f"getattr(..., {name.value!r})", "a private attribute by name")
+        self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant):  # a docstring may talk about /proc
+            return
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and "/proc/" in node.value:
+            self.finding(node, repr(node.value)[:40], "process internals")
+
+    def _check_target(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Tuple | ast.List):
+            for elt in node.elts:
+                self._check_target(elt)
+        elif isinstance(node, ast.Attribute | ast.Subscript):
+            root = _root_name(node)
+            if root in self.modules:
+                self.finding(node, _dotted(node), "patches a module (monkeypatching)")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for t in node.targets:
+            self._check_target(t)
+        if isinstance(node.value, ast.Name) and node.value.id in self.modules:  # t = torch
+            self.modules.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check_target(node.target)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for t in node.targets:
+            self._check_target(t)
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name in DENIED_METHODS:
+            self.finding(node, f"def {node.name}", "hooks torch's dispatch, where the kernel guard lives")
+        for decorator in node.decorator_list:  # decorators and defaults run at import
+            self.called_at_import(decorator)
+            self.visit(decorator)
+        self.visit(node.args)
+        self.depth += 1
+        for stmt in node.body:
+            self.visit(stmt)
+        self.depth -= 1
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for base in [*node.bases, *node.decorator_list]:
+            self.called_at_import(base)
+        self.generic_visit(node)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.args)
+        self.depth += 1
+        self.visit(node.body)
+        self.depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def run(self, tree: ast.Module) -> dict[str, _Scope]:
+        """One scope per top-level name; what runs at import is gathered in ``self.at_import``."""
+        defs: dict[str, _Scope] = {}
+        for stmt in tree.body:  # imports first: module aliases are known before any use
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                self.visit(stmt)
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                continue
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                self.scope = defs.setdefault(stmt.name, _Scope(defines={stmt.name}))
+                self.visit(stmt)
+                continue
+            self.scope = _Scope()
+            self.visit(stmt)
+            for node in ast.walk(stmt):  # f = wrap(g): f refers to what g refers to
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    defs.setdefault(node.id, _Scope(defines={node.id})).refs |= self.scope.refs
+        return defs
+
+
+@dataclass
+class _File:
+    stem: str
+    module_findings: list[Finding]  # found in code that runs at import: they reach every function
+    import_refs: set[str]  # what that code calls: a tainted one reaches every function too
+    defs: dict[str, _Scope]
+    imports: dict[str, tuple[str, str | None]]
+
+
+def _parse(path: Path, shown: str | None = None) -> _File | None:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=str(path))
+    except (SyntaxError, ValueError, OSError):
+        return None  # loading it will report the syntax error; nothing of it runs
+    audit = _FileAudit(shown or display_path(path))
+    defs = audit.run(tree)
+    return _File(path.stem, audit.at_import.findings, audit.at_import.refs, defs, audit.imports)
+
+
+def _imported_file(module: str, name: str | None, files: dict[str, _File]) -> tuple[str | None, bool]:
+    """The unit's file an import refers to, and whether the local name is that file (not a name in it)."""
+    if name is not None and module.strip("."):  # from helpers import f
+        stem, is_file = module.strip(".").split(".")[-1], False
+    else:  # import helpers / from . import helpers
+        stem, is_file = (name or module).strip(".").split(".")[-1], True
+    return (stem if stem in files else None), is_file
+
+
+def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
+    """file stem -> name -> findings reaching it ("*" for the whole file)."""
+    tainted: dict[str, dict[str, list[Finding]]] = {stem: {} for stem in files}
+    for stem, f in files.items():
+        if f.module_findings:
+            tainted[stem]["*"] = list(f.module_findings)
+        for name, scope in f.defs.items():
+            if scope.findings:
+                tainted[stem][name] = list(scope.findings)
+    changed = True
+    while changed:
+        changed = False
+        for stem, f in files.items():
+            mine = tainted[stem]
+
+            def reached(ref: str, f: _File = f, mine: dict[str, list[Finding]] = mine) -> list[Finding]:
+                head, _, attr = ref.partition(".")
+                if head in f.defs:
+                    return mine.get(head, [])
+                if head not in f.imports:
+                    return []
+                other, is_file = _imported_file(*f.imports[head], files)
+                if other is None:
+                    return []
+                theirs = tainted[other]
+                return theirs.get("*") or theirs.get(attr if is_file else f.imports[head][1] or "", [])
+
+            if "*" not in mine:
+                for module, name in f.imports.values():
+                    other, _ = _imported_file(module, name, files)
+                    if other is not None and other != stem and "*" in tainted[other]:
+                        mine["*"] = tainted[other]["*"]
+                        changed = True
+                        break
+            if "*" not in mine:
+                for ref in sorted(f.import_refs):
+                    found = reached(ref)
+                    if found:  # import-time code runs a tainted function
+                        mine["*"] = found
+                        changed = True
+                        break
+            for name, scope in f.defs.items():
+                if name in mine:
+                    continue
+                for ref in sorted(scope.refs - scope.defines):
+                    found = reached(ref)
+                    if found:
+                        mine[name] = found
+                        changed = True
+                        break
+    return tainted
+
+
+_CACHE: dict[tuple[tuple[str, int, int], ...], dict[str, dict[str, list[Finding]]]] = {}
+
+
+def findings_for(unit_dir: Path, module: str, name: str) -> list[Finding]:
+    """What in ``unit_dir`` could switch off the grader's checks for ``module.name`` (empty: nothing)."""
+    paths = sorted(unit_dir.glob("*.py")) if unit_dir.is_dir() else []
+    key = []
+    for p in paths:
+        with contextlib.suppress(OSError):
+            st = p.stat()
+            key.append((str(p), st.st_mtime_ns, st.st_size))
+    tkey = tuple(key)
+    if tkey not in _CACHE:
+        files = {f.stem: f for p in paths if (f := _parse(p, f"{unit_dir.name}/{p.name}")) is not None}
+        _CACHE[tkey] = _taint(files)
+    tainted = _CACHE[tkey].get(module, {})
+    return tainted.get("*") or tainted.get(name, [])
+
+
+def check(unit_dir: Path, module: str, name: str) -> None:
+    """Raise TamperingRefused when a finding reaches the kernel exercise ``module.name``."""
+    found = findings_for(unit_dir, module, name)
+    if found:
+        shown = "; ".join(f.describe() for f in found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
+        raise TamperingRefused(
+            f"{name} reaches code a kernel exercise may not use (it could switch off the grader's checks): "
+            f"{shown}. Remove it: a kernel needs only triton, torch allocation and arithmetic"
+        )

@@ -1,0 +1,279 @@
+"""The judge's static tamper audit (grader/audit.py) and the written-by-a-kernel check of the harness."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader import audit, harness, target
+from grader.audit import TamperingRefused
+from grader.target import REPO_ROOT
+
+KERNEL = """
+import torch, triton, triton.language as tl
+
+@triton.jit
+def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+"""
+
+
+def unit(tmp_path: Path, **files: str) -> Path:
+    d = tmp_path / "u"
+    d.mkdir(exist_ok=True)
+    for stem, source in files.items():
+        (d / f"{stem}.py").write_text(textwrap.dedent(source))
+    return d
+
+
+def whats(found: list[audit.Finding]) -> list[str]:
+    return [f.what for f in found]
+
+
+# Every denied construct, as a learner's function ``f`` would use it, and what the finding names.
+DENIED = [
+    ("import sys\ndef f(x):\n    return sys.modules", "import sys"),
+    ("def f(x):\n    import gc\n    return gc.get_objects()", "import gc"),
+    ("def f(x):\n    import grader.guard\n    return x", "import grader.guard"),
+    ("from torch.overrides import _get_current_function_mode_stack\ndef f(x):\n    return x",
+     "import torch.overrides"),
+    ("import torch\ndef f(x):\n    torch._C._pop_torch_function_stack()\n    return x", "torch._C"),
+    ("import torch\ndef f(x):\n    with torch._C.DisableTorchFunction():\n        return x", "DisableTorchFunction"),
+    ("import torch\ndef f(x):\n    return torch.overrides.TorchFunctionMode", "torch.overrides"),
+    ("from triton.runtime import interpreter\ndef f(x):\n    return x", "import interpreter"),
+    ("import triton\ndef f(x):\n    triton.runtime.interpreter.GridExecutor = None", "interpreter"),
+    ("import torch\ndef f(x):\n    torch.softmax = lambda *a, **k: a[0]\n    return x", "torch.softmax"),
+    ("import torch\ndef f(x):\n    t = torch\n    t.allclose = None\n    return x", "t.allclose"),
+    ("import torch\ndef f(x):\n    del torch.testing\n    return x", "torch.testing"),
+    ("def f(x):\n    return eval('x')", "eval"),
+    ("def f(x):\n    exec('y = 1')\n    return x", "exec"),
+    ("def f(x):\n    return __import__('sys')", "__import__"),
+    ("def f(x):\n    return globals()", "globals"),
+    ("import torch\ndef f(x):\n    return getattr(torch, '_' + 'C')", "getattr(..., <computed name>)"),
+    ("import torch\ndef f(x):\n    return getattr(torch, '_C')", "getattr(..., '_C')"),
+    ("def f(x):\n    setattr(x, 'y', 1)\n    return x", "setattr"),
+    ("def f(x):\n    return x.__class__.__mro__", "x.__class__"),
+    ("import torch\ndef f(x):\n    return torch.__dict__['softmax']", "torch.__dict__"),
+    ("import operator\ndef f(x):\n    return operator.attrgetter('_C')", "operator.attrgetter"),
+    ("def f(x):\n    return f.__globals__", "f.__globals__"),
+    ("def f(x):\n    try:\n        1 / 0\n    except Exception as e:\n        return e.__traceback__.tb_frame",
+     "e.__traceback__"),
+    ("def f(x):\n    return open('/proc/self/mem', 'rb')", "'/proc/self/mem'"),
+    ("class M:\n    def __torch_function__(self, *a):\n        return None\ndef f(x):\n    return M()",
+     "def __torch_function__"),
+]
+
+
+@pytest.mark.parametrize("source, what", DENIED, ids=[w for _, w in DENIED])
+def test_each_way_around_the_checks_is_found_with_its_line(tmp_path, source, what):
+    found = audit.findings_for(unit(tmp_path, k=source), "k", "f")
+    assert any(what in w for w in whats(found)), f"{what!r} not among {whats(found)}"
+    assert all(f.line >= 1 and f.path.endswith("k.py") for f in found)
+
+
+HONEST = """
+'''A kernel module may talk about /proc/ in its docstring.'''
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from grader.constants import GPUS
+
+
+@dataclass
+class Cfg:
+    block: int = 128
+
+    def __post_init__(self):
+        self._cache = {}
+        super().__init__()
+
+
+def f(x, block=128):
+    assert isinstance(x, torch.Tensor), f"{getattr(x, 'dtype', '')} {type(x).__name__}"
+    n = triton.next_power_of_2(x.shape[-1])
+    y = torch.empty_like(x)
+    scale = 1 / math.sqrt(n)
+    return y, scale, os.environ.get("TRITON_INTERPRET"), np.float32, GPUS
+"""
+
+
+def test_honest_kernel_module_has_no_findings(tmp_path):
+    assert audit.findings_for(unit(tmp_path, k=HONEST), "k", "f") == []
+
+
+def course_files() -> list[Path]:
+    roots = [REPO_ROOT / "solutions", REPO_ROOT / "exercises", REPO_ROOT / "kernels_ref"]
+    files = [p for r in roots for p in r.rglob("*.py")]
+    files += [p for p in (REPO_ROOT / "tests").glob("*/known_*/*.py")]
+    return sorted(files)
+
+
+def test_the_course_own_code_passes_the_audit():
+    """Solutions, stubs, reference kernels and both known corpora: not one finding (no false alarm)."""
+    assert len(course_files()) > 100
+    found = []
+    for path in course_files():
+        parsed = audit._parse(path)
+        assert parsed is not None, path
+        found += parsed.module_findings + [f for s in parsed.defs.values() for f in s.findings]
+    assert not found, [f.describe() for f in found]
+
+
+def test_findings_reach_only_the_functions_that_use_them(tmp_path):
+    d = unit(tmp_path, k="""
+        import torch
+
+        def _helper():
+            return torch._C
+
+        def g(x):
+            return _helper()
+
+        h2 = g
+
+        def h(x):
+            return x
+        """)
+    assert whats(audit.findings_for(d, "k", "g")) == ["torch._C"]
+    assert whats(audit.findings_for(d, "k", "h2")) == ["torch._C"]
+    assert audit.findings_for(d, "k", "h") == []
+
+
+def test_module_level_findings_reach_every_function_of_the_file_and_its_importers(tmp_path):
+    d = unit(tmp_path, evil="import sys\n\ndef ok(x):\n    return x\n",
+             k="from evil import ok\n\ndef f(x):\n    return x\n", other="def f(x):\n    return x\n")
+    assert whats(audit.findings_for(d, "evil", "ok")) == ["import sys"]
+    assert whats(audit.findings_for(d, "k", "f")) == ["import sys"]
+    assert audit.findings_for(d, "other", "f") == []
+
+
+@pytest.mark.parametrize("runs_at_import", ["_patch()", "X = _patch()", "@_patch\ndef deco(x):\n    return x",
+                                            "def dflt(x, y=_patch()):\n    return x", "class C(_Patch):\n    pass"])
+def test_a_tainted_function_run_at_import_reaches_every_function(tmp_path, runs_at_import):
+    d = unit(tmp_path, k=f"""
+import torch
+
+def _patch(f=None):
+    torch._C._pop_torch_function_stack()
+    return f
+
+class _Patch:
+    def __init_subclass__(cls):
+        torch._C._pop_torch_function_stack()
+
+{runs_at_import}
+
+def f(x):
+    return torch.softmax(x, -1)
+""")
+    assert "torch._C" in whats(audit.findings_for(d, "k", "f"))[0]
+
+
+def test_findings_travel_through_imports_of_functions_and_modules(tmp_path):
+    d = unit(tmp_path, helpers="def bad():\n    return eval('1')\n\ndef good():\n    return 1\n",
+             a="from helpers import bad, good\n\ndef f(x):\n    return bad()\n\ndef g(x):\n    return good()\n",
+             b="import helpers\n\ndef f(x):\n    return helpers.bad()\n\ndef g(x):\n    return helpers.good()\n")
+    assert whats(audit.findings_for(d, "a", "f")) == ["eval"]
+    assert audit.findings_for(d, "a", "g") == []
+    assert whats(audit.findings_for(d, "b", "f")) == ["eval"]
+    assert audit.findings_for(d, "b", "g") == []
+
+
+def test_a_changed_file_is_audited_again(tmp_path):
+    d = unit(tmp_path, k="def f(x):\n    return x\n")
+    assert audit.findings_for(d, "k", "f") == []
+    unit(tmp_path, k="def f(x):\n    return eval('x')  # now longer\n")
+    assert whats(audit.findings_for(d, "k", "f")) == ["eval"]
+
+
+def test_a_file_that_does_not_parse_has_no_findings(tmp_path):
+    """Loading it reports the syntax error with its line; none of it runs."""
+    assert audit.findings_for(unit(tmp_path, k="def f(:\n"), "k", "f") == []
+
+
+@pytest.fixture
+def target_unit(tmp_path, monkeypatch):
+    monkeypatch.setenv(target.TARGET_ENV, str(tmp_path))
+    return lambda **files: unit(tmp_path, **files)
+
+
+GUARD_POPPED = KERNEL + """
+from torch.overrides import _get_current_function_mode_stack
+
+def ledger(n):
+    return 4 * n
+
+def f(x):
+    for _ in _get_current_function_mode_stack():
+        torch._C._pop_torch_function_stack()
+    return torch.softmax(x, -1)
+"""
+
+
+def test_a_kernel_exercise_reached_by_a_finding_fails_with_the_finding(target_unit):
+    target_unit(k=GUARD_POPPED)
+    with pytest.raises(TamperingRefused, match=r"k\.py line \d+: `import torch.overrides`"):
+        harness.learner("u", "k", "f", kernel=True)(torch.randn(2, 8))
+    assert harness.learner("u", "k", "ledger")(3) == 12  # a ledger exercise is compared in the judge
+
+
+ON_THE_HOST = KERNEL + """
+import numpy as np
+
+def f(x):
+    out = torch.empty_like(x)
+    raw = np.frombuffer(bytes(x.untyped_storage()), dtype=np.float32).reshape(x.shape)
+    out.untyped_storage().copy_(torch.UntypedStorage.from_buffer(np.exp(raw).tobytes(), dtype=torch.uint8))
+    return out
+"""
+
+HALF_WRITTEN = KERNEL + """
+def f(x):
+    y = torch.empty_like(x)
+    _copy[(1,)](x, y, x.numel() // 2, BLOCK=64)
+    return y
+"""
+
+COPIED = KERNEL + """
+def f(x):
+    y = torch.empty_like(x)
+    _copy[(1,)](x, y, x.numel(), BLOCK=64)
+    return y.t().contiguous().t()
+"""
+
+VIEWED = KERNEL + """
+def f(x):
+    y = torch.empty_like(x)
+    _copy[(triton.cdiv(x.numel(), 16),)](x, y, x.numel(), BLOCK=16)
+    return y.t(), y.view(-1)[::2]
+"""
+
+
+@pytest.mark.parametrize(
+    "source, missing",
+    [(ON_THE_HOST, "16 of 16"), (HALF_WRITTEN, "8 of 16"), (COPIED, "16 of 16")],
+    ids=["computed_on_the_host", "half_written", "copied_on_the_host"],
+)
+def test_every_returned_element_must_be_stored_by_a_kernel(target_unit, source, missing):
+    target_unit(k=source)
+    with pytest.raises(AssertionError, match=rf"{missing} elements of its output \(4x4\) were not written by a Triton"):
+        harness.learner("u", "k", "f", kernel=True)(torch.randn(4, 4))
+
+
+def test_views_of_what_the_kernel_wrote_pass(target_unit):
+    target_unit(k=VIEWED)
+    x = torch.randn(4, 4)
+    t, strided = harness.learner("u", "k", "f", kernel=True)(x)
+    assert torch.equal(t, x.t()) and torch.equal(strided, x.view(-1)[::2])
