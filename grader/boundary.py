@@ -24,10 +24,15 @@ result line:
 A fork costs tens of milliseconds with torch loaded (page tables), which is why there is one
 worker per test rather than one per call (hypothesis calls a function hundreds of times).
 
-What the child reports besides its output (bytes counted by the traffic hook, a guard refusal) is
-computed where the learner's code runs and could be forged by a determined submission; the batch
-summary says so. Single-learner ``make grade`` does not fork: a learner cheating on their own
-machine only fools themselves, and grading stays fast.
+What the child reports besides its output (bytes counted by the traffic hook, a guard refusal, the
+written-by-a-kernel check) is computed where the learner's code runs; the judge's static audit
+(:mod:`grader.audit`, before the first call) refuses the code that could forge it (grader/BATCH.md).
+Single-learner ``make grade`` does not fork: a learner cheating on their own machine only fools
+themselves, and grading stays fast.
+
+Where the sandbox sets ``DRIPSTONE_TMP_BYTES``, the judge also watches ``$TMPDIR`` while a call
+runs (and after it returns): a worker that fills it past the cap is stopped and its files deleted,
+so a disk bomb costs that exercise even where bwrap cannot cap its tmpfs (bubblewrap < 0.8).
 """
 
 from __future__ import annotations
@@ -56,6 +61,9 @@ from grader.target import SubmissionError, target_root
 
 ISOLATE_ENV = "DRIPSTONE_ISOLATE"
 CALL_TIMEOUT_ENV = "DRIPSTONE_CALL_TIMEOUT"
+TMP_BYTES_ENV = "DRIPSTONE_TMP_BYTES"  # the judge stops a call whose worker fills $TMPDIR past this
+DISK_POLL_S = 0.1
+MAX_TMP_ENTRIES = 20_000
 DEFAULT_CALL_TIMEOUT_S = 60.0
 MAX_REPLY_BYTES = 256 * 2**20
 ARENA_BYTES = 256 * 2**20  # shared inputs of one call; only the pages touched cost memory
@@ -63,7 +71,7 @@ PR_SET_DUMPABLE = 4
 _HEADER = struct.Struct("<Q")
 
 _protected: set[int] = set()
-_hung: set[str] = set()  # functions stopped for hanging: not called again in this run
+_stopped: dict[str, str] = {}  # functions stopped for hanging or filling the disk: not called again in this run
 _ended: dict[str, str] = {}  # functions that ended their worker in this test: not called again in it
 
 
@@ -137,8 +145,8 @@ def call(
     arena is compared with them afterwards and a mutated input raises AssertionError here, in the
     trusted process; otherwise what the call wrote into them is copied back.
     """
-    if name in _hung:
-        raise LearnerCallFailed(f"{name} hung in an earlier call and was stopped; not called again")
+    if name in _stopped:
+        raise LearnerCallFailed(f"{name} {_stopped[name]} in an earlier call and was stopped; not called again")
     if name in _ended:  # hypothesis would call it hundreds of times while shrinking, a fork each
         raise LearnerCallFailed(_ended[name])
     worker = _ensure_worker()
@@ -259,13 +267,19 @@ def _write_message(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes | None:
+def _read_exact(
+    fd: int, n: int, deadline: float | None = None, watch: Callable[[], None] | None = None
+) -> bytes | None:
     chunks, got = [], 0
     while got < n:
         if deadline is not None:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0:
                 raise TimeoutError
+            if not select.select([fd], [], [], min(left, DISK_POLL_S) if watch else left)[0]:
+                if watch is not None:
+                    watch()
+                continue
         chunk = os.read(fd, min(n - got, 1 << 20))
         if not chunk:
             return None
@@ -274,26 +288,91 @@ def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes | None:
     return b"".join(chunks)
 
 
-def _read_message(fd: int, deadline: float | None = None) -> bytes | None:
-    header = _read_exact(fd, _HEADER.size, deadline)
+def _read_message(
+    fd: int, deadline: float | None = None, watch: Callable[[], None] | None = None
+) -> bytes | None:
+    header = _read_exact(fd, _HEADER.size, deadline, watch)
     if header is None:
         return None
     (size,) = _HEADER.unpack(header)
     if size > MAX_REPLY_BYTES:
         raise LearnerCallFailed(f"the learner's call returned more than {MAX_REPLY_BYTES >> 20} MiB")
-    return _read_exact(fd, size, deadline)
+    return _read_exact(fd, size, deadline, watch)
+
+
+class _DiskFull(Exception):
+    pass
+
+
+def _tmp_usage(root: Path) -> tuple[int, int]:
+    """(bytes allocated, entries) under ``root``; stops counting past MAX_TMP_ENTRIES entries."""
+    total, entries, stack = 0, 0, [root]
+    while stack and entries <= MAX_TMP_ENTRIES:
+        with contextlib.suppress(OSError), os.scandir(stack.pop()) as it:
+            for entry in it:
+                entries += 1
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                    else:
+                        total += entry.stat(follow_symlinks=False).st_blocks * 512
+    return total, entries
+
+
+def _disk_watch() -> tuple[Path, int] | None:
+    """($TMPDIR, its cap) where the sandbox set one; the worker's calls are watched against it."""
+    cap = os.environ.get(TMP_BYTES_ENV)
+    return (Path(os.environ.get("TMPDIR") or "/tmp"), int(cap)) if cap else None
+
+
+def _over(root: Path, cap: int) -> Callable[[], None]:
+    def watch() -> None:
+        used, entries = _tmp_usage(root)
+        if used > cap or entries > MAX_TMP_ENTRIES:
+            raise _DiskFull
+    return watch
+
+
+def _free_tmp(root: Path, cap: int) -> None:
+    """After a worker filled $TMPDIR: delete its files, largest first, until half the cap is free."""
+    files = []
+    for folder, _, names in os.walk(root):
+        for n in names:
+            with contextlib.suppress(OSError):
+                p = Path(folder) / n
+                files.append((p.lstat().st_blocks * 512, p))
+    used, count = sum(size for size, _ in files), len(files)
+    for size, path in sorted(files, key=lambda f: f[0], reverse=True):
+        if used <= cap // 2 and count <= MAX_TMP_ENTRIES // 2:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+            used, count = used - size, count - 1
 
 
 def _exchange(worker: _Worker, name: str, request: bytes) -> bytes:
     """Send one request, wait for its reply; a hang, a death or an oversize reply ends the worker."""
+    disk = _disk_watch()
     try:
         _write_message(worker.requests, request)
-        reply = _read_message(worker.replies, time.monotonic() + call_timeout_s())
+        watch = _over(*disk) if disk else None
+        reply = _read_message(worker.replies, time.monotonic() + call_timeout_s(), watch)
+        if watch is not None:
+            watch()  # a quick call can fill the disk between two polls
     except TimeoutError:
         end_test()
-        _hung.add(name)
+        _stopped[name] = "hung"
         raise LearnerCallFailed(
             f"{name} did not return within {call_timeout_s():g} s (an endless loop, a sleep, a deadlock?): stopped"
+        ) from None
+    except _DiskFull:
+        end_test()
+        assert disk is not None
+        _free_tmp(*disk)
+        _stopped[name] = "filled the disk"
+        raise LearnerCallFailed(
+            f"{name} wrote more than {disk[1] >> 20} MiB (or {MAX_TMP_ENTRIES} files) to {disk[0]}: stopped, "
+            "and its files were deleted"
         ) from None
     except (BrokenPipeError, LearnerCallFailed) as exc:
         reply, failure = None, exc

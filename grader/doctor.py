@@ -120,6 +120,7 @@ class Machine:
     tools: frozenset[str] = frozenset()
     euid: int = 0
     bwrap_error: str | None = None  # None: a sandbox started; else why it did not
+    bwrap_no_size: bool = False  # a sandbox starts, but only without --size (bubblewrap < 0.8)
     userns_error: str | None = None  # None: an unprivileged user created a user namespace
     sysctls: Mapping[str, str] = field(default_factory=dict)
     in_container: bool = False
@@ -341,15 +342,18 @@ def isolation_level(m: Machine) -> str:
     """The strongest layer batch grading reaches here, in grader/sandbox.py's order: bwrap, setpriv, rlimits."""
     if m.euid != 0 or "setpriv" not in m.tools:
         return "rlimits"
-    return "bwrap" if "bwrap" in m.tools and m.bwrap_error is None else "setpriv"
+    return "bwrap" if "bwrap" in m.tools and (m.bwrap_error is None or m.bwrap_no_size) else "setpriv"
 
 
 def check_isolation(m: Machine) -> list[Check]:
     """Batch grading's layers: each missing one costs isolation between submissions, never the grading."""
     checks = [_check_user(m), _check_setpriv(m), _check_prlimit(m), _check_bwrap(m), _check_userns(m)]
     level = isolation_level(m)
-    if level == "bwrap" and "prlimit" in m.tools:
+    if level == "bwrap" and "prlimit" in m.tools and not m.bwrap_no_size:
         return checks + [Check("isolation", Status.OK, f"available: {ISOLATION_LEVELS[level]}")]
+    if level == "bwrap" and "prlimit" in m.tools:
+        detail = f"available: {ISOLATION_LEVELS[level]}; /tmp capped by the judge, not the kernel"
+        return checks + [Check("isolation", Status.WARN, detail, FIX_BWRAP_VERSION)]
     state = "not available" if level == "rlimits" and "prlimit" not in m.tools else "partial"
     fix = next((c.fix for c in checks if c.status is not Status.OK), "")
     return checks + [Check("isolation", Status.WARN, f"{state}: {ISOLATION_LEVELS[level]}", fix)]
@@ -380,6 +384,10 @@ def _check_prlimit(m: Machine) -> Check:
 def _check_bwrap(m: Machine) -> Check:
     if "bwrap" not in m.tools:
         return Check("bwrap", Status.WARN, "not installed: submissions cannot get their own namespaces", FIX_BWRAP)
+    if m.bwrap_no_size:
+        detail = (f"starts a sandbox as {_who(m)}, but without --size ({m.bwrap_error}): each submission's /tmp is "
+                  "capped by the judge watching it, not by the kernel")
+        return Check("bwrap", Status.WARN, detail, FIX_BWRAP_VERSION)
     if m.bwrap_error is not None:
         detail = f"installed, but no sandbox starts as {_who(m)}: {m.bwrap_error}"
         return Check("bwrap", Status.WARN, detail, bwrap_fix(m))
@@ -513,7 +521,10 @@ def probe_isolation(tools: frozenset[str]) -> dict[str, object]:
     """Start a sandbox as batch grading would (bwrap as this user), and a user namespace as an unprivileged one."""
     facts: dict[str, object] = {"sysctls": _read_sysctls(), "in_container": _in_container()}
     if "bwrap" in tools:
-        facts["bwrap_error"] = _first_error(*_run(BWRAP_PROBE, timeout=10))
+        facts["bwrap_error"] = error = _first_error(*_run(BWRAP_PROBE, timeout=10))
+        if error and "--size" in error:  # grader/sandbox.py then starts bwrap without it
+            i = BWRAP_PROBE.index("--size")
+            facts["bwrap_no_size"] = _first_error(*_run(BWRAP_PROBE[:i] + BWRAP_PROBE[i + 2 :], timeout=10)) is None
     if "unshare" in tools:
         facts["userns_error"] = _first_error(*_run(_unprivileged(["unshare", "--user", "true"], tools), timeout=10))
     else:

@@ -76,6 +76,7 @@ class Runtime:
     python: Path
     isolation: Isolation
     missing: tuple[str, ...] = ()
+    tmp_size: bool = True  # bwrap caps the /tmp tmpfs (--size, bubblewrap >= 0.8); else only the judge does
 
     def describe(self) -> str:
         gaps = f" (missing: {'; '.join(self.missing)})" if self.missing else ""
@@ -134,12 +135,18 @@ def probe(python: Path | None = None) -> Runtime:
             "no private network or pid namespace"
         )
         return Runtime(python, Isolation.SETPRIV, tuple(missing))
-    if not _runs([*_bwrap_base(python, 64 * 2**20), "--", "true"]):
+    if _runs([*_bwrap_base(python, 64 * 2**20), "--", "true"]):
+        return Runtime(python, Isolation.BWRAP)
+    if _runs([*_bwrap_base(python, None), "--", "true"]):
         missing.append(
-            "bwrap cannot create namespaces here (user namespaces disabled?): no private network or pid namespace"
+            "this bwrap has no --size (bubblewrap < 0.8): /tmp is not capped by the kernel; the judge stops "
+            "a call that fills it past the cap and deletes its files (grader/boundary.py)"
         )
-        return Runtime(python, Isolation.SETPRIV, tuple(missing))
-    return Runtime(python, Isolation.BWRAP)
+        return Runtime(python, Isolation.BWRAP, tuple(missing), tmp_size=False)
+    missing.append(
+        "bwrap cannot create namespaces here (user namespaces disabled?): no private network or pid namespace"
+    )
+    return Runtime(python, Isolation.SETPRIV, tuple(missing))
 
 
 def _runs(cmd: Sequence[str]) -> bool:
@@ -218,6 +225,7 @@ def _environment(repo: Path, target: Path, tmp: Path, limits: Limits) -> dict[st
         "DRIPSTONE_ISOLATE": "1",
         "DRIPSTONE_TARGET": str(target),
         "DRIPSTONE_CALL_TIMEOUT": str(limits.call_timeout_s),
+        "DRIPSTONE_TMP_BYTES": str(limits.tmp_bytes),  # the judge's own cap (grader/boundary.py)
         "LANG": "C.UTF-8",
     }
 
@@ -239,7 +247,8 @@ def _prlimit(limits: Limits) -> list[str]:
     ]
 
 
-def _bwrap_base(python: Path, tmp_bytes: int) -> list[str]:
+def _bwrap_base(python: Path, tmp_bytes: int | None) -> list[str]:
+    """bwrap's view of the machine; ``tmp_bytes=None`` where this bwrap has no --size."""
     cmd = [
         "bwrap",
         "--die-with-parent",
@@ -275,8 +284,7 @@ def _bwrap_base(python: Path, tmp_bytes: int) -> list[str]:
         "/dev",
         "--perms",
         "1777",
-        "--size",
-        str(tmp_bytes),
+        *(("--size", str(tmp_bytes)) if tmp_bytes is not None else ()),
         "--tmpfs",
         "/tmp",
         "--chdir",
@@ -297,7 +305,7 @@ def command(job: Job, runtime: Runtime, limits: Limits, report_fd: int) -> tuple
         env = _environment(REPO_IN, TARGET_IN, Path("/tmp"), limits)
         inner = pytest_command(runtime.python, REPO_IN, TARGET_IN, job, f"fd:{report_fd}")
         cmd = [
-            *_bwrap_base(runtime.python, limits.tmp_bytes),
+            *_bwrap_base(runtime.python, limits.tmp_bytes if runtime.tmp_size else None),
             "--ro-bind",
             str(job.repo),
             str(REPO_IN),

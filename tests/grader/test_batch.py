@@ -214,6 +214,48 @@ boundary.end_test()
     assert "hang: hang did not return within 3 s" in out and "hang: hang hung in an earlier call" in out
 
 
+def test_boundary_stops_a_call_that_fills_tmp_and_deletes_its_files(tmp_path):
+    """Where bwrap cannot cap /tmp (bubblewrap < 0.8, the setpriv fallback), the judge caps it."""
+    code = """
+import os, time
+from pathlib import Path
+from grader import boundary
+def slow_bomb():
+    for i in range(10**4):
+        Path(os.environ["TMPDIR"], f"fill-{i}").write_bytes(b"x" * 2**20)
+        time.sleep(0.01)
+def quick_bomb():
+    Path(os.environ["TMPDIR"], "big").write_bytes(b"x" * 12 * 2**20)
+    return 1
+def many_files():
+    for i in range(10**6):
+        Path(os.environ["TMPDIR"], f"e{i}").touch()
+def small():
+    Path(os.environ["TMPDIR"], "small").write_bytes(b"x" * 2**20)
+    return 2
+for f in (slow_bomb, slow_bomb, quick_bomb, many_files):
+    try:
+        boundary.call(f.__name__, f, (), {}, inputs_read_only=True); print("MISSED", f.__name__)
+    except AssertionError as e: print(f.__name__ + ":", e)
+    boundary.end_test()
+    print("left", sum(p.stat().st_size for p in Path(os.environ["TMPDIR"]).iterdir()) >> 20)
+print("small", boundary.call("small", small, (), {}, inputs_read_only=True))
+boundary.end_test()
+"""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {boundary.TMP_BYTES_ENV: str(8 * 2**20), "TMPDIR": str(tmp), boundary.CALL_TIMEOUT_ENV: "30"}
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, boundary.ISOLATE_ENV: "1",
+                          "PYTHONPATH": str(REPO_ROOT), **env}, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "MISSED" not in out, out
+    assert out.count("wrote more than 8 MiB (or 20000 files) to") == 3, out  # slow_bomb, quick_bomb, many_files
+    assert "slow_bomb: slow_bomb filled the disk in an earlier call and was stopped" in out
+    assert all(int(line.split()[1]) <= 4 for line in out.splitlines() if line.startswith("left")), out
+    assert "small 2" in out, "a call within the cap is graded as usual"
+
+
 def todo() -> None:
     raise NotImplementedError("TODO: write it")
 
@@ -308,6 +350,25 @@ def test_probe_says_what_is_missing_without_bwrap(monkeypatch):
     runtime = sandbox.probe()
     assert runtime.isolation is sandbox.Isolation.SETPRIV
     assert "bwrap not installed" in runtime.describe() and "no private network" in runtime.describe()
+
+
+def test_probe_keeps_bwrap_without_size_and_the_judge_caps_tmp(monkeypatch, tmp_path):
+    """bubblewrap < 0.8 (Ubuntu 22.04's 0.6, the docker image's) has no --size: keep its namespaces."""
+    real_runs = sandbox._runs
+    monkeypatch.setattr(sandbox, "_runs", lambda cmd: "--size" not in cmd and real_runs(cmd))
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sandbox, "_setpriv", lambda uid: [])
+    python = Path(sys.executable)
+    if not real_runs([*sandbox._bwrap_base(python, None), "--", "true"]):
+        pytest.skip("bwrap cannot start here")
+    runtime = sandbox.probe(python)
+    assert runtime.isolation is sandbox.Isolation.BWRAP and not runtime.tmp_size
+    assert "no --size" in runtime.describe() and "judge" in runtime.describe()
+    job = sandbox.Job("s", tmp_path, tmp_path, tmp_path, ("u",), tmp_path / "r", tmp_path / "l")
+    argv, _, _ = sandbox.command(job, runtime, sandbox.Limits(tmp_bytes=2**20), 3)
+    assert "--size" not in argv and "--tmpfs" in argv and "--unshare-net" in argv
+    assert argv[argv.index("DRIPSTONE_TMP_BYTES") + 1] == str(2**20), "the judge is told the cap"
 
 
 def test_probe_refuses_a_missing_sandbox_python(tmp_path, monkeypatch):

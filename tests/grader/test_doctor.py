@@ -214,6 +214,15 @@ def test_bubblewrap_too_old_for_the_sandbox_says_which_version_it_needs():
     assert check.name == "bwrap" and check.fix == doctor.FIX_BWRAP_VERSION and "0.8" in check.fix
 
 
+def test_bubblewrap_without_size_still_isolates_and_says_who_caps_tmp():
+    checks = by_name(doctor.check_isolation(laptop(euid=0, bwrap_error="bwrap: Unknown option --size",
+                                                    bwrap_no_size=True)))
+    assert checks["bwrap"].status is Status.WARN and "capped by the judge" in checks["bwrap"].detail
+    assert checks["isolation"].detail.startswith("available: bwrap")
+    assert checks["isolation"].fix == doctor.FIX_BWRAP_VERSION
+    assert doctor.isolation_level(laptop(euid=0, bwrap_error="bwrap: Unknown option --size")) == "setpriv"
+
+
 def test_user_namespaces_are_not_needed_when_bwrap_runs_as_root():
     check = by_name(doctor.check_isolation(laptop(euid=0, userns_error="unshare: Operation not permitted")))
     assert check["user namespaces"].status is Status.OK and "not needed" in check["user namespaces"].detail
