@@ -156,7 +156,7 @@ def call(
     for i, (spec, original) in enumerate(placed):
         if not inputs_read_only:
             original.copy_(spec.view(_arena))
-        elif not _same(spec.view(_arena), original):
+        elif not same_values(spec.view(_arena), original):
             raise AssertionError(f"{name} modified its input #{i}: write results to a new tensor")
     return _unpack(name, reply)
 
@@ -173,7 +173,8 @@ def end_test() -> None:
         _worker = None
 
 
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal, NaNs in the same places counting as equal (an input left untouched)."""
     return torch.equal(a, b) or (
         a.is_floating_point() and torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
     )

@@ -149,9 +149,7 @@ def _unwrap_interpreter_error(fn: Callable[..., Any], *args: Any, **kwargs: Any)
 
 def _check_inputs_untouched(name: str, after: list[torch.Tensor], before: list[torch.Tensor]) -> None:
     for i, (a, b) in enumerate(zip(after, before, strict=True)):
-        same = torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan()) and
-                                     torch.equal(a.nan_to_num(), b.nan_to_num()))
-        if not same:
+        if not boundary.same_values(a, b):
             raise AssertionError(f"{name} modified its input #{i}: write results to a new tensor")
 
 
