@@ -61,7 +61,9 @@ ledger) and `gpu_perf` (timed on a CUDA GPU; "pending GPU" elsewhere, neither 0 
 The tests under `tests/<unit>/` are the ones your instructor grades with: read them to see what is
 checked. Keep the function names and signatures of the stubs; you may add helpers. Kernel
 exercises must compute in a kernel (torch compute ops inside them are refused), leave their inputs
-unmodified and return a new tensor. Your instructor grades submissions in a sandbox: code that
+unmodified and return the tensor their kernel stored into. The grader reads a kernel module's
+source first: reflection (`sys`, `gc`, `inspect`...), `torch._C`, `torch.overrides`, `exec`/`eval`
+and monkeypatching are refused in the exercises that reach them. Your instructor grades submissions in a sandbox: code that
 exits the process, reads the network or touches files outside your folder scores 0.
 
 Units in this release: {units}
