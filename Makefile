@@ -24,6 +24,7 @@ help:
 	@echo "make env GPU=1                                     ... plus the GPU extras of requirements-gpu.txt"
 	@echo "make doctor                                        what this machine can grade, and how to fix what it cannot"
 	@echo "make bench                                         reference kernels vs copy bandwidth, cuBLAS and SDPA (GPU)"
+	@echo "make bench-batch [JOBS=2] [ARGS=--students 20]     batch grading: students/minute, isolation overhead"
 
 env: $(STAMP)
 
@@ -85,7 +86,7 @@ SANDBOX_VENV   ?= /opt/dripstone/venv
 SANDBOX_STAMP  := $(SANDBOX_VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 JOBS           ?= 1
 
-.PHONY: sandbox-env batch
+.PHONY: sandbox-env batch bench-batch
 sandbox-env: $(SANDBOX_STAMP)
 
 $(SANDBOX_STAMP): requirements.txt
@@ -97,4 +98,9 @@ $(SANDBOX_STAMP): requirements.txt
 batch: env sandbox-env
 	@test -n "$(SUBMISSIONS)" -a -n "$(OUT)" || { echo "usage: make batch SUBMISSIONS=dir OUT=dir [JOBS=2] [L=23]"; exit 2; }
 	DRIPSTONE_SANDBOX_VENV=$(SANDBOX_VENV) $(PY) -m grader batch $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) \
+	  $(if $(L),--unit $(L)) $(ARGS)
+
+# Students per minute: N copies of solutions/ graded alone, then in the batch with --jobs 1 and JOBS.
+bench-batch: env sandbox-env
+	DRIPSTONE_SANDBOX_VENV=$(SANDBOX_VENV) $(PY) -m grader.bench_batch --jobs $(if $(filter 1,$(JOBS)),2,$(JOBS)) \
 	  $(if $(L),--unit $(L)) $(ARGS)

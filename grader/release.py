@@ -63,8 +63,9 @@ checked. Keep the function names and signatures of the stubs; you may add helper
 exercises must compute in a kernel (torch compute ops inside them are refused), leave their inputs
 unmodified and return the tensor their kernel stored into. The grader reads a kernel module's
 source first: reflection (`sys`, `gc`, `inspect`...), `torch._C`, `torch.overrides`, `exec`/`eval`
-and monkeypatching are refused in the exercises that reach them. Your instructor grades submissions in a sandbox: code that
-exits the process, reads the network or touches files outside your folder scores 0.
+and monkeypatching are refused in the exercises that reach them. Your instructor grades submissions
+in a sandbox: code that exits the process, reads the network or touches files outside your folder
+scores 0.
 
 Units in this release: {units}
 """

@@ -36,3 +36,29 @@ def test_reference_lookup_and_output_check(monkeypatch):
     assert bench._checked((want.clone(), None), want, rtol=1e-5, atol=0) == ""  # (o, lse) tuples: o is checked
     assert bench._checked(want * 2, want, rtol=1e-5, atol=0).startswith("WRONG: 12 elements")
     assert bench._checked(want[:2], want, rtol=1e-5, atol=0).startswith("wrong output")
+
+
+def test_bench_batch_prints_rates_overhead_and_who_fell_short(monkeypatch, capsys):
+    """grader/bench_batch.py with the grading faked: the arithmetic and the full-marks check."""
+    from grader import api, batch, bench_batch, sandbox
+    from grader.results import GradeReport, Status, TestResult, Tier
+
+    clock = iter(range(0, 10_000, 30))  # each timed phase lasts 30 "seconds"
+    monkeypatch.setattr(bench_batch.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(sandbox, "probe", lambda: sandbox.Runtime(REPO_ROOT, sandbox.Isolation.BWRAP))
+    result = TestResult("t", "l23_online_softmax", "softmax_fused", Tier.CORRECTNESS, 2.0, Status.PASSED, 2.0)
+    monkeypatch.setattr(api, "grade", lambda target, units: GradeReport(str(target), (result,)))
+
+    def run_batch(options):
+        students = sorted(p.name for p in options.submissions.iterdir())
+        short = {students[0]} if options.jobs == 2 else set()
+        return batch.BatchReport(options.out, tuple(
+            batch.Graded(s, 1.0 if s in short else 2.0, 2.0, {}) for s in students), 0, "bwrap", ("l23",))
+
+    monkeypatch.setattr(batch, "run_batch", run_batch)
+    assert bench_batch.main(["--students", "3", "--jobs", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "alone (no sandbox)" in out and "batch --jobs 1" in out and "batch --jobs 2" in out
+    assert "6.00" in out, "3 students in 30 s: 6 students/min"
+    assert "+0.00 s (1.00x)" in out
+    assert "NOT FULL MARKS: batch --jobs 2: student_000 scored 1.0/2.0" in out

@@ -109,9 +109,9 @@ def matmul(a, b, block_m=64, block_n=32, *, split=None):
 
 def test_defaults_and_values_are_read_where_the_learners_code_runs(submission, monkeypatch):
     """Batch grading's judge never loads the submission: defaults and constants come from the worker."""
-    from grader import boundary
-
     import os
+
+    from grader import boundary
 
     submission("c", CONSTANTS + "\nimport os\nMARK = os.getpid()\n")
     fn = harness.learner("u", "c", "matmul")

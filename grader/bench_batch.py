@@ -1,0 +1,81 @@
+"""Batch grading throughput, measured side by side in one run: ``make bench-batch`` (instructors).
+
+Grades N copies of ``solutions/`` for one unit (L23 by default) three ways on this machine:
+
+* ``alone``: ``grader.api.grade`` one student after another, no sandbox, no boundary (the cost of
+  grading itself);
+* ``batch --jobs 1`` and ``batch --jobs J``: the sandboxed batch (bwrap or its fallback, a forked
+  worker per test, the static audit, the disk watch).
+
+It prints students per minute for each, and the isolation overhead per student (batch --jobs 1
+against alone). Every copy must score full marks in every mode, or the run says which did not.
+Noisy machines give noisy numbers: compare the rows of one run, not runs on different days.
+
+    python -m grader.bench_batch [--students 20] [--jobs 2] [--unit 23]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader import api, batch, sandbox
+from grader.target import REPO_ROOT
+
+
+def _copies(root: Path, unit: str, n: int) -> Path:
+    subs = root / "submissions"
+    for i in range(n):
+        shutil.copytree(REPO_ROOT / "solutions" / unit, subs / f"student_{i:03d}" / unit,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return subs
+
+
+def _full(report) -> bool:
+    return report.score == report.max_score and report.max_score > 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader.bench_batch", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--unit", default="23")
+    args = parser.parse_args(argv)
+    unit = api.resolve_units([args.unit])[0]
+    runtime = sandbox.probe()
+    rows: list[tuple[str, float, int]] = []
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="dripstone-bench-batch-") as tmp:
+        subs = _copies(Path(tmp), unit, args.students)
+        start = time.monotonic()
+        for student in sorted(subs.iterdir()):
+            report = api.grade(student, units=[unit])
+            if not _full(report):
+                problems.append(f"alone: {student.name} scored {report.score}/{report.max_score}")
+        rows.append(("alone (no sandbox)", time.monotonic() - start, 1))
+        for jobs in dict.fromkeys((1, args.jobs)):
+            out = Path(tmp) / f"out-{jobs}"
+            start = time.monotonic()
+            result = batch.run_batch(batch.BatchOptions(subs, out, jobs=jobs, units=(unit,)))
+            rows.append((f"batch --jobs {jobs}", time.monotonic() - start, jobs))
+            for graded in result.graded:
+                if graded.score != graded.max_score or graded.problems:
+                    problems.append(f"batch --jobs {jobs}: {graded.student} scored {graded.score}/{graded.max_score}")
+    n = args.students
+    print(f"{n} copies of solutions/{unit}; {runtime.describe()}")
+    print(f"{'mode':<22}{'wall s':>9}{'students/min':>15}{'s/student':>12}")
+    for name, wall, _ in rows:
+        print(f"{name:<22}{wall:>9.1f}{n / wall * 60:>15.2f}{wall / n:>12.2f}")
+    alone, one = rows[0][1] / n, rows[1][1] / n
+    print(f"isolation overhead per student (batch --jobs 1 vs alone): {one - alone:+.2f} s ({one / alone:.2f}x)")
+    for line in problems:
+        print(f"NOT FULL MARKS: {line}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
