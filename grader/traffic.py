@@ -5,7 +5,10 @@ once and writes y once) by counting, deterministically, what a kernel moves:
 
 * bytes loaded and stored: active lanes only (a masked-off lane moves nothing), times the element
   size of the pointer, for plain, block-pointer and tensor-descriptor loads and stores alike;
-* atomics, separately; launches and program instances.
+* atomics, separately; launches and program instances;
+* inside :func:`record_writes`, the addresses stored to, mapped back from the interpreter's host
+  copies to the caller's tensors, so the harness can require that every element a kernel exercise
+  returns was stored by one of its kernels (:func:`unwritten_elements`).
 
 Every active address is also checked against the tensor arguments of the launch before the
 interpreter touches memory. The plain interpreter does not check: an unmasked tail load reads
