@@ -242,6 +242,8 @@ class _FileAudit(ast.NodeVisitor):
         if isinstance(node, ast.Tuple | ast.List):
             for elt in node.elts:
                 self._check_target(elt)
+        elif isinstance(node, ast.Subscript) and _dotted(node.value) == "os.environ":
+            return  # os.environ["TRITON_INTERPRET"] = "1", as Triton's tutorials do: no grader reads it there
         elif isinstance(node, ast.Attribute | ast.Subscript):
             root = _root_name(node)
             if root in self.modules:

@@ -100,6 +100,9 @@ class Cfg:
         super().__init__()
 
 
+os.environ["TRITON_INTERPRET"] = "1"
+
+
 def f(x, block=128):
     assert isinstance(x, torch.Tensor), f"{getattr(x, 'dtype', '')} {type(x).__name__}"
     n = triton.next_power_of_2(x.shape[-1])
