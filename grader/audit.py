@@ -65,6 +65,9 @@ DENIED_NAMES = {
     "DisableTorchFunction": "switches the kernel guard off",
     "DisableTorchFunctionSubclass": "switches the kernel guard off",
     "__builtins__": "reaches the builtins",
+    "__array_interface__": "hands raw memory to NumPy",
+    "__array_struct__": "hands raw memory to NumPy",
+    "__cuda_array_interface__": "hands raw memory to another library",
     "__loader__": "reaches the import machinery",
     "__spec__": "reaches the import machinery",
 }
@@ -72,6 +75,7 @@ DENIED_ATTRS = {
     "overrides": "torch.overrides holds the kernel guard's machinery",
     "interpreter": "the Triton interpreter's hooks count and bounds-check traffic",
     "modules": "sys.modules reaches the grader's modules",
+    "ctypeslib": "reads raw memory",
     **dict.fromkeys(("f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame"),
                     "reaches the grader's frames"),
     **{k: DENIED_NAMES[k] for k in ("TorchFunctionMode", "TorchDispatchMode", "DisableTorchFunction",
@@ -86,6 +90,7 @@ DENIED_DUNDER_ATTRS = frozenset(
         *("__traceback__", "__context__", "__cause__", "__import__", "__loader__", "__spec__", "__defaults__"),
         *("__kwdefaults__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__init_subclass__"),
         *("__class_getitem__", "__set_name__", "__torch_function__", "__torch_dispatch__", "__array_function__"),
+        *("__array_interface__", "__array_struct__", "__cuda_array_interface__"),
     }
 )
 DENIED_METHODS = frozenset({"__torch_function__", "__torch_dispatch__"})
@@ -235,8 +240,12 @@ class _FileAudit(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and "/proc/" in node.value:
+        if not isinstance(node.value, str):
+            return
+        if "/proc/" in node.value:
             self.finding(node, repr(node.value)[:40], "process internals")
+        elif node.value in DENIED_DUNDER_ATTRS:  # type("P", (), {"__array_interface__": ...}), getattr
+            self.finding(node, repr(node.value), "reflection or raw memory by name")
 
     def _check_target(self, node: ast.AST) -> None:
         if isinstance(node, ast.Tuple | ast.List):

@@ -63,6 +63,9 @@ DENIED = [
     ("def f(x):\n    try:\n        1 / 0\n    except Exception as e:\n        return e.__traceback__.tb_frame",
      "e.__traceback__"),
     ("def f(x):\n    return open('/proc/self/mem', 'rb')", "'/proc/self/mem'"),
+    ("class Raw:\n    __array_interface__ = {}\ndef f(x):\n    return Raw()", "__array_interface__"),
+    ("def f(x):\n    return type('P', (), {'__array_interface__': {}})", "'__array_interface__'"),
+    ("import numpy as np\ndef f(x):\n    return np.ctypeslib.as_array", "np.ctypeslib"),
     ("class M:\n    def __torch_function__(self, *a):\n        return None\ndef f(x):\n    return M()",
      "def __torch_function__"),
 ]
@@ -232,14 +235,22 @@ def test_a_kernel_exercise_reached_by_a_finding_fails_with_the_finding(target_un
     assert harness.learner("u", "k", "ledger")(3) == 12  # a ledger exercise is compared in the judge
 
 
-ON_THE_HOST = KERNEL + """
+FROM_NUMPY = KERNEL + """
 import numpy as np
 
 def f(x):
-    out = torch.empty_like(x)
-    raw = np.frombuffer(bytes(x.untyped_storage()), dtype=np.float32).reshape(x.shape)
-    out.untyped_storage().copy_(torch.UntypedStorage.from_buffer(np.exp(raw).tobytes(), dtype=torch.uint8))
-    return out
+    return torch.from_numpy(np.ones((4, 4), dtype=np.float32))
+"""
+
+CACHED = KERNEL + """
+_cache = []
+
+def f(x):
+    if not _cache:
+        y = torch.empty_like(x)
+        _copy[(1,)](x, y, x.numel(), BLOCK=64)
+        _cache.append(y)
+    return _cache[0]
 """
 
 HALF_WRITTEN = KERNEL + """
@@ -247,13 +258,6 @@ def f(x):
     y = torch.empty_like(x)
     _copy[(1,)](x, y, x.numel() // 2, BLOCK=64)
     return y
-"""
-
-COPIED = KERNEL + """
-def f(x):
-    y = torch.empty_like(x)
-    _copy[(1,)](x, y, x.numel(), BLOCK=64)
-    return y.t().contiguous().t()
 """
 
 VIEWED = KERNEL + """
@@ -266,13 +270,16 @@ def f(x):
 
 @pytest.mark.parametrize(
     "source, missing",
-    [(ON_THE_HOST, "16 of 16"), (HALF_WRITTEN, "8 of 16"), (COPIED, "16 of 16")],
-    ids=["computed_on_the_host", "half_written", "copied_on_the_host"],
+    [(FROM_NUMPY, "16 of 16"), (HALF_WRITTEN, "8 of 16"), (CACHED, "16 of 16")],
+    ids=["made_on_the_host", "half_written", "cached_from_an_earlier_call"],
 )
 def test_every_returned_element_must_be_stored_by_a_kernel(target_unit, source, missing):
     target_unit(k=source)
+    fn = harness.learner("u", "k", "f", kernel=True)
+    if source is CACHED:
+        fn(torch.randn(4, 4))  # stored by the kernel in this call: fine
     with pytest.raises(AssertionError, match=rf"{missing} elements of its output \(4x4\) were not written by a Triton"):
-        harness.learner("u", "k", "f", kernel=True)(torch.randn(4, 4))
+        fn(torch.randn(4, 4))
 
 
 def test_views_of_what_the_kernel_wrote_pass(target_unit):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 
@@ -70,6 +72,58 @@ def test_guard_refuses_compute_and_allows_allocation_and_views():
             with pytest.raises(TorchComputeRefused, match="softmax_fused called `.*`: a kernel exercise"):
                 op()
     assert torch.softmax(x, -1).shape == x.shape  # outside the block torch works again
+
+
+IDX = torch.tensor([1, 0])
+
+
+def _print(x):
+    print(x)
+
+
+@pytest.mark.parametrize("read", [
+    lambda x: float(x[0, 0]), lambda x: int(x[0, 0]), lambda x: bool(x[0, 0]), _print,
+    lambda x: f"{x}", lambda x: x == x, lambda x: 0.5 in x, lambda x: x.data_ptr(),
+    lambda x: bytes(x.untyped_storage()), lambda x: copy.deepcopy(x),
+], ids=["float", "int", "bool", "print", "format", "eq", "contains", "data_ptr", "storage", "deepcopy"])
+def test_guard_refuses_reading_values_on_the_host(read):
+    """Host code that reads values could compute there and launder the result through a copy kernel."""
+    x = torch.randn(4, 8)
+    with guard.refuse_torch_compute("softmax_fused"), pytest.raises(
+        TorchComputeRefused, match="reads tensor values on the host"
+    ):
+        read(x)
+
+
+def test_guard_lets_tritons_own_code_read_pointers_and_nobody_who_only_claims_to_be_triton(tmp_path, monkeypatch):
+    """Compiled Triton's launcher calls x.data_ptr() outside any interpreted launch: its files may."""
+    fake_triton = tmp_path / "triton"
+    fake_triton.mkdir()
+    source = "__name__ = 'triton.runtime.jit'\n\ndef launch(x):\n    return x.data_ptr()\n"
+    (fake_triton / "jit.py").write_text(source)
+    (tmp_path / "learner.py").write_text(source)
+    monkeypatch.setattr(guard, "_TRITON_DIR", fake_triton.resolve())
+    launcher = target.load_file(fake_triton / "jit.py")
+    pretender = target.load_file(tmp_path / "learner.py")
+    x = torch.randn(3)
+    with guard.refuse_torch_compute("matmul"):
+        ptr = launcher.launch(x)
+        with pytest.raises(TorchComputeRefused, match="reads tensor values on the host"):
+            pretender.launch(x)
+    assert ptr == x.data_ptr()
+
+
+@pytest.mark.parametrize("copy_op", [
+    lambda x: x.t().contiguous(), lambda x: x.t().reshape(-1), lambda x: x[IDX],
+    lambda x: x[x.new_ones(4, dtype=torch.bool)], lambda x: x.t().flatten(),
+], ids=["contiguous", "reshape", "index_tensor", "bool_mask", "flatten"])
+def test_guard_refuses_views_that_copy_and_allows_views_that_do_not(copy_op):
+    x = torch.randn(4, 8)
+    with guard.refuse_torch_compute("transpose"):
+        same = [x.contiguous(), x.reshape(2, 16), x.flatten(), x[1:, ::2], x.t(), *x.split(2), x[None], x.detach()]
+        with pytest.raises(TorchComputeRefused, match="copied the data on the host"):
+            copy_op(x)
+    assert all(v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() for v in same)
 
 
 def test_kernel_exercise_must_not_modify_or_return_its_input(submission):
