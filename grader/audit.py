@@ -17,7 +17,11 @@ and reports, with file and line, every use of
   ``vars``, ``setattr``/``delattr``, ``getattr`` with a computed or private name;
 * private (``_x``, except on ``self``/``cls``) and dunder attributes (``__dict__``, ``__globals__``,
   ``__class__``, frames...), and ``/proc`` paths;
-* assignments to (or ``del`` of) an attribute of an imported module (monkeypatching).
+* assignments to (or ``del`` of) an attribute of an imported module (monkeypatching), and to
+  ``__name__``.
+
+An ``if __name__ == "__main__":`` block is not read: it never runs when graded (the grader loads
+the module under a name of its own, and renaming the module is a finding).
 
 Findings are attributed to functions: a use inside ``f`` taints ``f`` and every function of the
 submission that refers to it (also across the unit's files, through imports); a use at module level
@@ -132,6 +136,20 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _is_main_block(stmt: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` at module level."""
+    test = stmt.test if isinstance(stmt, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
 def _is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
@@ -207,6 +225,8 @@ class _FileAudit(ast.NodeVisitor):
 
     # names and attributes
     def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "__name__" and not isinstance(node.ctx, ast.Load):
+            self.finding(node, "__name__ = ...", "renames the module (and would run its __main__ block)")
         if node.id in DENIED_NAMES:
             self.finding(node, node.id, DENIED_NAMES[node.id])
         if isinstance(node.ctx, ast.Load):
@@ -307,6 +327,11 @@ class _FileAudit(ast.NodeVisitor):
                 self.visit(stmt)
         for stmt in tree.body:
             if isinstance(stmt, ast.Import | ast.ImportFrom):
+                continue
+            if _is_main_block(stmt):  # never runs when graded: the module is not __main__ (renaming is a finding)
+                for other in stmt.orelse:
+                    self.scope = _Scope()
+                    self.visit(other)
                 continue
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 self.scope = defs.setdefault(stmt.name, _Scope(defines={stmt.name}))

@@ -63,6 +63,7 @@ DENIED = [
     ("def f(x):\n    try:\n        1 / 0\n    except Exception as e:\n        return e.__traceback__.tb_frame",
      "e.__traceback__"),
     ("def f(x):\n    return open('/proc/self/mem', 'rb')", "'/proc/self/mem'"),
+    ("__name__ = '__main__'\nif __name__ == '__main__':\n    import gc\ndef f(x):\n    return x", "__name__ = ..."),
     ("class Raw:\n    __array_interface__ = {}\ndef f(x):\n    return Raw()", "__array_interface__"),
     ("def f(x):\n    return type('P', (), {'__array_interface__': {}})", "'__array_interface__'"),
     ("import numpy as np\ndef f(x):\n    return np.ctypeslib.as_array", "np.ctypeslib"),
@@ -112,6 +113,12 @@ def f(x, block=128):
     y = torch.empty_like(x)
     scale = 1 / math.sqrt(n)
     return y, scale, os.environ.get("TRITON_INTERPRET"), np.float32, GPUS
+
+
+if __name__ == "__main__":  # never runs when graded
+    import sys
+
+    sys.exit(f(torch.randn(4, 4)) is None)
 """
 
 
