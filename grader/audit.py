@@ -101,8 +101,9 @@ DENIED_METHODS = frozenset({"__torch_function__", "__torch_dispatch__"})
 SELF_NAMES = frozenset({"self", "cls"})
 NOT_NEEDED = "reflection, process internals or the grader: not needed by a kernel"
 MACHINERY = "the machinery the grader's kernel checks live in"
-# ``from grader.constants import GPUS``: the course's shared hardware and model tables (data only).
-ALLOWED_FROM = frozenset({"grader.constants"})
+# ``from grader.constants import GPUS``, ``from grader.validate import check_int``: the course's shared
+# tables and input checks, which every unit's provided code uses.
+ALLOWED_FROM = frozenset({"grader.constants", "grader.validate"})
 
 
 class TamperingRefused(AssertionError):

@@ -30,17 +30,11 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
+from grader.validate import check_int
+
 GEMM_PARTS = ("flops", "read_a", "read_b", "write_c", "bytes")
 LINEAR_PARTS = ("forward", "backward_input", "backward_weight", "total")
 UNITS = ("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "Kb", "Mb", "Gb", "Tb")
-
-
-def _check_int(name: str, value: object, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:

@@ -21,21 +21,15 @@ Sizes are exact ints (parameters, bytes). Invalid arguments raise ValueError nam
 
 from __future__ import annotations
 
+from grader.validate import check_int
+
 LEDGER_PARTS = ("embedding", "attention", "ffn", "norms", "final_norm", "lm_head", "total")
-
-
-def _check_dim(name: str, value: object, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_heads(hidden: int, n_heads: int, n_kv_heads: int) -> int:
     """Validate the head split and return the head dimension hidden / n_heads."""
-    hidden, n_heads = _check_dim("hidden", hidden), _check_dim("n_heads", n_heads)
-    n_kv_heads = _check_dim("n_kv_heads", n_kv_heads)
+    hidden, n_heads = check_int("hidden", hidden, minimum=1), check_int("n_heads", n_heads, minimum=1)
+    n_kv_heads = check_int("n_kv_heads", n_kv_heads, minimum=1)
     if hidden % n_heads:
         raise ValueError(f"hidden ({hidden}) must be a multiple of n_heads ({n_heads})")
     if n_heads % n_kv_heads:

@@ -29,18 +29,11 @@ from __future__ import annotations
 
 import math
 
+from grader.validate import check_int
+
 SECONDS_PER_DAY = 86_400
 FLOPS_PER_PARAM_TOKEN = 6  # forward 2 + backward 4
 FLOPS_PER_PARAM_TOKEN_RECOMPUTE = 8  # + one more forward
-
-
-def _check_count(name: str, value: object, *, minimum: int = 0) -> int:
-    """An exact count (parameters, tokens, GPUs, bytes): an int, not a float such as 7e9."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_real(name: str, value: object, *, allow_zero: bool = False) -> float:

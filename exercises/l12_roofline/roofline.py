@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import math
 
+from grader.validate import check_int
+
 N_BANKS = 32  # shared-memory banks per SM, 4-byte words (all NVIDIA GPUs since Kepler)
 
 
@@ -30,12 +32,6 @@ def _check_positive(name: str, value: object, *, allow_zero: bool = False) -> fl
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
     return float(value)
-
-
-def _check_dim(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return value
 
 
 def ridge_point(peak_flops: float, mem_bw: float) -> float:

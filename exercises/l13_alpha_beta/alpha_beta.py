@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from grader.validate import check_int
+
 
 def _check_bytes(name: str, value: object) -> int:
     """An exact byte count: an int >= 0 (a float such as 1.5 GiB is refused)."""
@@ -32,12 +34,6 @@ def _check_bytes(name: str, value: object) -> int:
         raise ValueError(f"{name} must be an int number of bytes, got {value!r} ({type(value).__name__})")
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value}")
-    return value
-
-
-def _check_count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     return value
 
 

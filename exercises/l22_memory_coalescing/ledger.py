@@ -22,18 +22,11 @@ from __future__ import annotations
 import math
 
 from grader.constants import GPU, GPUS
+from grader.validate import check_int
 
 WARP_SIZE = 32
 SECTOR_BYTES = 32
 BANK_BYTES = 4
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def warp_sectors(stride_elems: int, elem_bytes: int = 4) -> int:

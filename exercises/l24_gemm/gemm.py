@@ -28,15 +28,9 @@ import torch
 import triton
 import triton.language as tl
 
+from grader.validate import check_int
+
 DTYPES = (torch.float16, torch.bfloat16)
-
-
-def _check_count(name: str, value: object, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------

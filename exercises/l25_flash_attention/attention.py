@@ -26,17 +26,11 @@ import torch
 import triton
 import triton.language as tl
 
+from grader.validate import check_int
+
 HEAD_DIMS = (16, 32, 64, 128)
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 LSE_BYTES = 4  # lse is fp32 whatever the input dtype
-
-
-def _check_count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,7 +103,7 @@ def flash_attention_numpy(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, causal
     """
     n, d = _check_numpy_qkv(q, k, v)
     scale = _softmax_scale(d, sm_scale)
-    block_r, block_c = _check_count("block_r", block_r), _check_count("block_c", block_c)
+    block_r, block_c = check_int("block_r", block_r, minimum=1), check_int("block_c", block_c, minimum=1)
     # TODO: loop over Q tiles; inside, over K/V tiles (only those at or left of the diagonal when
     #       causal), keeping (m, l, acc) per row; then o = acc / l and lse = m + log(l).
     raise NotImplementedError('TODO: loop over Q tiles; inside, over K/V tiles (only those at or left of the diagonal when causal), keeping (m, l, acc) per row; then o = acc / l and lse = m + log(l).')

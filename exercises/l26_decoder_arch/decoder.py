@@ -25,15 +25,9 @@ from __future__ import annotations
 
 import math
 
+from grader.validate import check_int
+
 LAYER_PARTS = ("q", "k", "v", "o", "gate", "up", "down", "norms", "total")
-
-
-def _check_int(name: str, value: object, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_real(name: str, value: object) -> float:
@@ -43,7 +37,7 @@ def _check_real(name: str, value: object) -> float:
 
 
 def _check_heads(n_heads: int, n_kv_heads: int) -> None:
-    _check_int("n_heads", n_heads), _check_int("n_kv_heads", n_kv_heads)
+    check_int("n_heads", n_heads, minimum=1), check_int("n_kv_heads", n_kv_heads, minimum=1)
     if n_heads % n_kv_heads:
         raise ValueError(f"n_heads ({n_heads}) must be a multiple of n_kv_heads ({n_kv_heads})")
 

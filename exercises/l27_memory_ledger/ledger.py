@@ -22,19 +22,9 @@ Invalid arguments raise ValueError naming the argument.
 
 from __future__ import annotations
 
+from grader.validate import check_int
+
 RECOMPUTE = ("none", "selective", "full")
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(
-            f"{name} must be an exact int (bytes and counts are ints, not GB/GiB floats), "
-            f"got {value!r} ({type(value).__name__})"
-        )
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,16 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from grader.validate import check_int
+
 STAGES = (0, 1, 2, 3)
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an exact int (bytes and counts, never GB floats), got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_stage(stage: object) -> int:

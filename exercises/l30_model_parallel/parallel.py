@@ -24,20 +24,13 @@ Conventions: sizes in exact int bytes; invalid arguments raise ValueError naming
 
 from __future__ import annotations
 
+from grader.validate import check_int
+
 Action = tuple[str, int]  # ("F", micro_batch) or ("B", micro_batch)
 
 
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
 def _check_pipeline(p: object, m: object, v: object) -> tuple[int, int, int]:
-    return _check_int("p", p, 1), _check_int("m", m, 1), _check_int("v", v, 1)
+    return check_int("p", p, 1), check_int("m", m, 1), check_int("v", v, 1)
 
 
 # ---------------------------------------------------------------------------------------------

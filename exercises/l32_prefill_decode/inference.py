@@ -26,16 +26,9 @@ import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+from grader.validate import check_int
+
 Metrics = dict[str, float | list[float]]
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_real(name: str, value: object, *, positive: bool = False) -> float:

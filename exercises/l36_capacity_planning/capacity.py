@@ -24,16 +24,9 @@ from __future__ import annotations
 
 import math
 
+from grader.validate import check_int
+
 SLACK = 1e-9  # round up, ignoring float noise: 8 × 1.25 × 1.2 is 12, not 12.000000000000002
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an exact int (bytes, tokens, counts), got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_real(name: str, value: object, *, positive: bool = False, at_least: float = 0.0) -> float:

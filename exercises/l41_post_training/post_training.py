@@ -28,18 +28,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from grader.validate import check_int
+
 ALGORITHMS = ("sft", "ppo", "dpo", "grpo")
 TRAINED_BYTES = 16  # bf16 weights 2 + bf16 gradients 2 + fp32 master, m, v 12
 FROZEN_BYTES = 2  # bf16 weights only
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an exact int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_reals(name: str, values: object, length: int | None = None) -> list[float]:

@@ -30,17 +30,11 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
+from grader.validate import check_int
+
 GEMM_PARTS = ("flops", "read_a", "read_b", "write_c", "bytes")
 LINEAR_PARTS = ("forward", "backward_input", "backward_weight", "total")
 UNITS = ("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "Kb", "Mb", "Gb", "Tb")
-
-
-def _check_int(name: str, value: object, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -50,7 +44,7 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     """
     # TODO: validate the sizes, then build the strides from the last dimension backwards.
     ### BEGIN SOLUTION
-    sizes = [_check_int(f"shape[{i}]", s, minimum=0) for i, s in enumerate(shape)]
+    sizes = [check_int(f"shape[{i}]", s, minimum=0) for i, s in enumerate(shape)]
     strides = [1] * len(sizes)
     for k in range(len(sizes) - 2, -1, -1):
         strides[k] = strides[k + 1] * max(sizes[k + 1], 1)
@@ -66,8 +60,8 @@ def gemm_ledger(m: int, k: int, n: int, elem_bytes: int = 2) -> dict[str, int]:
     """
     # TODO: validate, then count FLOPs and each tensor's bytes.
     ### BEGIN SOLUTION
-    m, k, n = _check_int("m", m), _check_int("k", k), _check_int("n", n)
-    elem_bytes = _check_int("elem_bytes", elem_bytes)
+    m, k, n = check_int("m", m, minimum=1), check_int("k", k, minimum=1), check_int("n", n, minimum=1)
+    elem_bytes = check_int("elem_bytes", elem_bytes, minimum=1)
     parts = {"read_a": m * k * elem_bytes, "read_b": k * n * elem_bytes, "write_c": m * n * elem_bytes}
     return {"flops": 2 * m * k * n, **parts, "bytes": sum(parts.values())}
     ### END SOLUTION
@@ -81,7 +75,7 @@ def linear_train_flops(n_tokens: int, d_in: int, d_out: int) -> dict[str, int]:
     """
     # TODO: validate, then count the three GEMMs.
     ### BEGIN SOLUTION
-    t, d_in, d_out = _check_int("n_tokens", n_tokens), _check_int("d_in", d_in), _check_int("d_out", d_out)
+    t, d_in, d_out = (check_int(n, v, minimum=1) for n, v in (("n_tokens", n_tokens), ("d_in", d_in), ("d_out", d_out)))
     parts = {
         "forward": 2 * t * d_in * d_out,  # [T×d_in]·[d_in×d_out]
         "backward_input": 2 * t * d_out * d_in,  # [T×d_out]·[d_out×d_in]
@@ -101,7 +95,7 @@ def global_mean_loss(per_rank: Sequence[tuple[int, float]]) -> float:
     ### BEGIN SOLUTION
     total_tokens, weighted = 0, []
     for r, (n_tokens, mean) in enumerate(per_rank):
-        total_tokens += _check_int(f"per_rank[{r}] n_tokens", n_tokens, minimum=0)
+        total_tokens += check_int(f"per_rank[{r}] n_tokens", n_tokens, minimum=0)
         if isinstance(mean, bool) or not isinstance(mean, int | float) or not math.isfinite(mean):
             raise ValueError(f"per_rank[{r}] mean_loss must be a finite number, got {mean!r}")
         weighted.append(n_tokens * mean)
@@ -118,7 +112,7 @@ def lora_params(d_in: int, d_out: int, rank: int) -> int:
     """
     # TODO: validate (1 <= rank <= min(d_in, d_out)), then count A and B.
     ### BEGIN SOLUTION
-    d_in, d_out, r = _check_int("d_in", d_in), _check_int("d_out", d_out), _check_int("rank", rank)
+    d_in, d_out, r = (check_int(n, v, minimum=1) for n, v in (("d_in", d_in), ("d_out", d_out), ("rank", rank)))
     if r > min(d_in, d_out):
         raise ValueError(f"rank must be <= min(d_in, d_out) = {min(d_in, d_out)}, got {r}")
     return r * d_in + d_out * r  # A: r×d_in, B: d_out×r

@@ -21,21 +21,15 @@ Sizes are exact ints (parameters, bytes). Invalid arguments raise ValueError nam
 
 from __future__ import annotations
 
+from grader.validate import check_int
+
 LEDGER_PARTS = ("embedding", "attention", "ffn", "norms", "final_norm", "lm_head", "total")
-
-
-def _check_dim(name: str, value: object, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_heads(hidden: int, n_heads: int, n_kv_heads: int) -> int:
     """Validate the head split and return the head dimension hidden / n_heads."""
-    hidden, n_heads = _check_dim("hidden", hidden), _check_dim("n_heads", n_heads)
-    n_kv_heads = _check_dim("n_kv_heads", n_kv_heads)
+    hidden, n_heads = check_int("hidden", hidden, minimum=1), check_int("n_heads", n_heads, minimum=1)
+    n_kv_heads = check_int("n_kv_heads", n_kv_heads, minimum=1)
     if hidden % n_heads:
         raise ValueError(f"hidden ({hidden}) must be a multiple of n_heads ({n_heads})")
     if n_heads % n_kv_heads:
@@ -52,8 +46,8 @@ def llama_param_ledger(hidden: int, n_layers: int, ffn_hidden: int, vocab: int, 
     # TODO: validate (heads divide hidden, KV heads divide heads), then fill each part.
     ### BEGIN SOLUTION
     head_dim = _check_heads(hidden, n_heads, n_kv_heads)
-    n_layers, f = _check_dim("n_layers", n_layers), _check_dim("ffn_hidden", ffn_hidden)
-    vocab = _check_dim("vocab", vocab)
+    n_layers, f = check_int("n_layers", n_layers, minimum=1), check_int("ffn_hidden", ffn_hidden, minimum=1)
+    vocab = check_int("vocab", vocab, minimum=1)
     kv_dim = n_kv_heads * head_dim
     parts = {
         "embedding": vocab * hidden,
@@ -87,8 +81,8 @@ def kv_bytes_per_token(n_layers: int, n_kv_heads: int, head_dim: int, elem_bytes
     """
     # TODO: validate, then count one K and one V vector per layer.
     ### BEGIN SOLUTION
-    n_layers, n_kv_heads = _check_dim("n_layers", n_layers), _check_dim("n_kv_heads", n_kv_heads)
-    head_dim, elem_bytes = _check_dim("head_dim", head_dim), _check_dim("elem_bytes", elem_bytes)
+    n_layers, n_kv_heads = check_int("n_layers", n_layers, minimum=1), check_int("n_kv_heads", n_kv_heads, minimum=1)
+    head_dim, elem_bytes = check_int("head_dim", head_dim, minimum=1), check_int("elem_bytes", elem_bytes, minimum=1)
     return 2 * n_layers * n_kv_heads * head_dim * elem_bytes
     ### END SOLUTION
 
@@ -109,8 +103,8 @@ def block_shapes(batch: int, seq_len: int, hidden: int, n_heads: int, n_kv_heads
     # TODO: validate, then write down each tensor's shape.
     ### BEGIN SOLUTION
     d = _check_heads(hidden, n_heads, n_kv_heads)
-    b, s = _check_dim("batch", batch), _check_dim("seq_len", seq_len)
-    f = _check_dim("ffn_hidden", ffn_hidden)
+    b, s = check_int("batch", batch, minimum=1), check_int("seq_len", seq_len, minimum=1)
+    f = check_int("ffn_hidden", ffn_hidden, minimum=1)
     return {
         "x": (b, s, hidden),
         "q": (b, n_heads, s, d),

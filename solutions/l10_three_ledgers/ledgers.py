@@ -29,18 +29,11 @@ from __future__ import annotations
 
 import math
 
+from grader.validate import check_int
+
 SECONDS_PER_DAY = 86_400
 FLOPS_PER_PARAM_TOKEN = 6  # forward 2 + backward 4
 FLOPS_PER_PARAM_TOKEN_RECOMPUTE = 8  # + one more forward
-
-
-def _check_count(name: str, value: object, *, minimum: int = 0) -> int:
-    """An exact count (parameters, tokens, GPUs, bytes): an int, not a float such as 7e9."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_real(name: str, value: object, *, allow_zero: bool = False) -> float:
@@ -58,7 +51,7 @@ def training_flops(n_params: int, n_tokens: int, recompute: bool = False) -> int
     """
     # TODO: validate, then count forward and backward FLOPs per parameter per token.
     ### BEGIN SOLUTION
-    n, d = _check_count("n_params", n_params), _check_count("n_tokens", n_tokens)
+    n, d = check_int("n_params", n_params), check_int("n_tokens", n_tokens)
     per_token = FLOPS_PER_PARAM_TOKEN_RECOMPUTE if recompute else FLOPS_PER_PARAM_TOKEN
     return per_token * n * d
     ### END SOLUTION
@@ -72,7 +65,7 @@ def mfu(tokens_per_s: float, n_params: int, n_gpus: int, peak_flops: float) -> f
     # TODO: validate, then divide the model's FLOP/s by the cluster's peak FLOP/s.
     ### BEGIN SOLUTION
     rate = _check_real("tokens_per_s", tokens_per_s, allow_zero=True)
-    n, gpus = _check_count("n_params", n_params), _check_count("n_gpus", n_gpus, minimum=1)
+    n, gpus = check_int("n_params", n_params), check_int("n_gpus", n_gpus, minimum=1)
     peak = _check_real("peak_flops", peak_flops)
     return FLOPS_PER_PARAM_TOKEN * n * rate / (gpus * peak)
     ### END SOLUTION
@@ -85,8 +78,8 @@ def training_days(n_params: int, n_tokens: int, n_gpus: int, peak_flops: float, 
     """
     # TODO: validate (mfu in (0, 1]), then divide the FLOPs by the achieved cluster FLOP/s.
     ### BEGIN SOLUTION
-    n, d = _check_count("n_params", n_params), _check_count("n_tokens", n_tokens)
-    gpus, peak = _check_count("n_gpus", n_gpus, minimum=1), _check_real("peak_flops", peak_flops)
+    n, d = check_int("n_params", n_params), check_int("n_tokens", n_tokens)
+    gpus, peak = check_int("n_gpus", n_gpus, minimum=1), _check_real("peak_flops", peak_flops)
     if not 0 < _check_real("mfu", mfu) <= 1:
         raise ValueError(f"mfu must be a fraction in (0, 1], got {mfu!r} (0.5, not 50)")
     seconds = FLOPS_PER_PARAM_TOKEN * n * d / (gpus * peak * mfu)
@@ -104,8 +97,8 @@ def activation_bytes_per_layer(seq_len: int, batch: int, hidden: int, n_heads: i
     """
     # TODO: validate, then fill the two named parts and their sum.
     ### BEGIN SOLUTION
-    s, b = _check_count("seq_len", seq_len), _check_count("batch", batch)
-    h, a = _check_count("hidden", hidden, minimum=1), _check_count("n_heads", n_heads, minimum=1)
+    s, b = check_int("seq_len", seq_len), check_int("batch", batch)
+    h, a = check_int("hidden", hidden, minimum=1), check_int("n_heads", n_heads, minimum=1)
     linear = 34 * s * b * h
     scores = 5 * a * s * s * b if store_scores else 0  # 2 B scores + 2 B softmax + 1 B mask per entry
     return {"linear": linear, "attention_scores": scores, "total": linear + scores}

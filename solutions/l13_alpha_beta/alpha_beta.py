@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from grader.validate import check_int
+
 
 def _check_bytes(name: str, value: object) -> int:
     """An exact byte count: an int >= 0 (a float such as 1.5 GiB is refused)."""
@@ -32,12 +34,6 @@ def _check_bytes(name: str, value: object) -> int:
         raise ValueError(f"{name} must be an int number of bytes, got {value!r} ({type(value).__name__})")
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value}")
-    return value
-
-
-def _check_count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     return value
 
 
@@ -103,7 +99,7 @@ def ring_allreduce_time(message_bytes: int, n_ranks: int, alpha_s: float, beta_b
     """
     # TODO: validate, then count the 2(N - 1) steps' latencies and the bytes each rank sends.
     ### BEGIN SOLUTION
-    s, n = _check_bytes("message_bytes", message_bytes), _check_count("n_ranks", n_ranks)
+    s, n = _check_bytes("message_bytes", message_bytes), check_int("n_ranks", n_ranks, minimum=1)
     alpha = _check_real("alpha_s", alpha_s, allow_zero=True)
     beta = _check_real("beta_bytes_per_s", beta_bytes_per_s)
     steps = 2 * (n - 1)  # reduce-scatter then all-gather, N - 1 steps each
@@ -122,7 +118,7 @@ def hierarchical_allreduce_bytes(message_bytes: int, n_nodes: int, gpus_per_node
     # TODO: validate, then price the three phases per GPU.
     ### BEGIN SOLUTION
     s = _check_bytes("message_bytes", message_bytes)
-    n, g = _check_count("n_nodes", n_nodes), _check_count("gpus_per_node", gpus_per_node)
+    n, g = check_int("n_nodes", n_nodes, minimum=1), check_int("gpus_per_node", gpus_per_node, minimum=1)
     parts = {
         "intra_reduce_scatter": (g - 1) / g * s,
         "inter_allreduce": 2 * (n - 1) / n * (s / g),  # each GPU owns one S/g shard

@@ -22,18 +22,11 @@ from __future__ import annotations
 import math
 
 from grader.constants import GPU, GPUS
+from grader.validate import check_int
 
 WARP_SIZE = 32
 SECTOR_BYTES = 32
 BANK_BYTES = 4
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def warp_sectors(stride_elems: int, elem_bytes: int = 4) -> int:
@@ -45,8 +38,8 @@ def warp_sectors(stride_elems: int, elem_bytes: int = 4) -> int:
     """
     # TODO: collect the sectors every thread's bytes fall into and count the distinct ones.
     ### BEGIN SOLUTION
-    stride_elems = _check_int("stride_elems", stride_elems, 0)
-    elem_bytes = _check_int("elem_bytes", elem_bytes, 1)
+    stride_elems = check_int("stride_elems", stride_elems, 0)
+    elem_bytes = check_int("elem_bytes", elem_bytes, 1)
     sectors = set()
     for t in range(WARP_SIZE):
         first_byte = t * stride_elems * elem_bytes
@@ -64,8 +57,8 @@ def bank_conflict_degree(stride_words: int, n_banks: int = 32) -> int:
     """
     # TODO: count the distinct words each bank must serve; the worst bank sets the degree.
     ### BEGIN SOLUTION
-    stride_words = _check_int("stride_words", stride_words, 0)
-    n_banks = _check_int("n_banks", n_banks, 1)
+    stride_words = check_int("stride_words", stride_words, 0)
+    n_banks = check_int("n_banks", n_banks, 1)
     if stride_words == 0:
         return 1  # every thread reads word 0: a broadcast
     # Threads t and t' share a bank iff (t - t')·s ≡ 0 (mod n_banks), i.e. t ≡ t' (mod n_banks / g):
@@ -88,9 +81,9 @@ def blocks_per_sm(threads_per_block: int, regs_per_thread: int, smem_per_block: 
     # TODO: validate, then take the minimum of the block, warp, register and shared-memory limits.
     ### BEGIN SOLUTION
     g = _gpu(gpu)
-    threads = _check_int("threads_per_block", threads_per_block, 1)
-    regs = _check_int("regs_per_thread", regs_per_thread, 1)
-    smem = _check_int("smem_per_block", smem_per_block, 0)
+    threads = check_int("threads_per_block", threads_per_block, 1)
+    regs = check_int("regs_per_thread", regs_per_thread, 1)
+    smem = check_int("smem_per_block", smem_per_block, 0)
     if threads > g.max_threads_per_block:
         raise ValueError(f"threads_per_block {threads} exceeds {g.name}'s limit of {g.max_threads_per_block}")
     if regs > g.max_regs_per_thread:

@@ -26,6 +26,8 @@ import torch
 import triton
 import triton.language as tl
 
+from grader.validate import check_int
+
 ALGORITHMS = ("three_pass", "online", "fused")
 MAX_COLS = 16384  # softmax_fused keeps one row in registers: the contract stops here
 State = tuple[float, float]
@@ -77,14 +79,6 @@ def merge_online_states(a: State, b: State) -> State:
 # ---------------------------------------------------------------------------------------------
 
 
-def _check_size(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int count, got {value!r} ({type(value).__name__})")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-    return value
-
-
 def softmax_hbm_bytes(n_rows: int, n_cols: int, elem_bytes: int, algorithm: str) -> int:
     """Bytes a row-wise softmax of an ``n_rows × n_cols`` tensor moves to and from global memory.
 
@@ -93,8 +87,8 @@ def softmax_hbm_bytes(n_rows: int, n_cols: int, elem_bytes: int, algorithm: str)
     """
     # TODO: validate the arguments, then count reads and writes of x and y in bytes.
     ### BEGIN SOLUTION
-    n_rows, n_cols = _check_size("n_rows", n_rows), _check_size("n_cols", n_cols)
-    elem_bytes = _check_size("elem_bytes", elem_bytes)
+    n_rows, n_cols = check_int("n_rows", n_rows), check_int("n_cols", n_cols)
+    elem_bytes = check_int("elem_bytes", elem_bytes)
     if elem_bytes == 0:
         raise ValueError("elem_bytes must be > 0")
     reads = {"three_pass": 3, "online": 2, "fused": 1}.get(algorithm)

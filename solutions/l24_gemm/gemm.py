@@ -28,15 +28,9 @@ import torch
 import triton
 import triton.language as tl
 
+from grader.validate import check_int
+
 DTYPES = (torch.float16, torch.bfloat16)
-
-
-def _check_count(name: str, value: object, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -52,8 +46,8 @@ def tile_intensity(block_m: int, block_n: int, elem_bytes: int) -> float:
     """
     # TODO: validate the arguments, then divide one k-step's FLOPs by the bytes it loads.
     ### BEGIN SOLUTION
-    bm, bn = _check_count("block_m", block_m), _check_count("block_n", block_n)
-    b = _check_count("elem_bytes", elem_bytes)
+    bm, bn = check_int("block_m", block_m, minimum=1), check_int("block_n", block_n, minimum=1)
+    b = check_int("elem_bytes", elem_bytes, minimum=1)
     flops_per_k = 2 * bm * bn  # one multiply and one add per output element, per k
     bytes_per_k = b * (bm + bn)  # a column of the A tile and a row of the B tile
     return flops_per_k / bytes_per_k
@@ -69,9 +63,9 @@ def tiled_gemm_hbm_bytes(m: int, n: int, k: int, block_m: int, block_n: int, ele
     """
     # TODO: validate, then add A's re-reads, B's re-reads and C's one write, in bytes.
     ### BEGIN SOLUTION
-    m, n, k = _check_count("m", m), _check_count("n", n), _check_count("k", k)
-    bm, bn = _check_count("block_m", block_m), _check_count("block_n", block_n)
-    b = _check_count("elem_bytes", elem_bytes)
+    m, n, k = check_int("m", m, minimum=1), check_int("n", n, minimum=1), check_int("k", k, minimum=1)
+    bm, bn = check_int("block_m", block_m, minimum=1), check_int("block_n", block_n, minimum=1)
+    b = check_int("elem_bytes", elem_bytes, minimum=1)
     a_loads = m * k * math.ceil(n / bn)  # every column of tiles reads its whole row-strip of A
     b_loads = k * n * math.ceil(m / bm)  # every row of tiles reads its whole column-strip of B
     c_stores = m * n  # each output element written once, never read

@@ -26,17 +26,11 @@ import torch
 import triton
 import triton.language as tl
 
+from grader.validate import check_int
+
 HEAD_DIMS = (16, 32, 64, 128)
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 LSE_BYTES = 4  # lse is fp32 whatever the input dtype
-
-
-def _check_count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -52,7 +46,7 @@ def attention_hbm_bytes(n: int, d: int, elem_bytes: int) -> int:
     """
     # TODO: validate, then add the reads and writes of Q, K, V, S, P and O, one named term each.
     ### BEGIN SOLUTION
-    n, d, b = _check_count("n", n), _check_count("d", d), _check_count("elem_bytes", elem_bytes)
+    n, d, b = check_int("n", n, minimum=1), check_int("d", d, minimum=1), check_int("elem_bytes", elem_bytes, minimum=1)
     qk_read = 2 * n * d * b  # kernel 1: S = Q·Kᵀ
     s_write = s_read = n * n * b  # kernel 1 writes S, kernel 2 reads it
     p_write = p_read = n * n * b  # kernel 2 writes P, kernel 3 reads it
@@ -69,8 +63,8 @@ def flash_attention_hbm_bytes(n: int, d: int, block_m: int, elem_bytes: int) -> 
     """
     # TODO: validate, then add Q once, K and V once per Q tile, O once and lse once, in bytes.
     ### BEGIN SOLUTION
-    n, d, b = _check_count("n", n), _check_count("d", d), _check_count("elem_bytes", elem_bytes)
-    q_tiles = math.ceil(n / _check_count("block_m", block_m))
+    n, d, b = check_int("n", n, minimum=1), check_int("d", d, minimum=1), check_int("elem_bytes", elem_bytes, minimum=1)
+    q_tiles = math.ceil(n / check_int("block_m", block_m, minimum=1))
     q_read = n * d * b
     kv_read = 2 * q_tiles * n * d * b  # every Q tile streams all of K and V
     o_write = n * d * b
@@ -87,8 +81,8 @@ def sram_tile_bytes(block_m: int, block_n: int, d: int, elem_bytes: int) -> int:
     """
     # TODO: validate, then add the Q tile and the K and V tiles.
     ### BEGIN SOLUTION
-    bm, bn = _check_count("block_m", block_m), _check_count("block_n", block_n)
-    d, b = _check_count("d", d), _check_count("elem_bytes", elem_bytes)
+    bm, bn = check_int("block_m", block_m, minimum=1), check_int("block_n", block_n, minimum=1)
+    d, b = check_int("d", d, minimum=1), check_int("elem_bytes", elem_bytes, minimum=1)
     q_tile = bm * d * b
     kv_tiles = 2 * bn * d * b
     return q_tile + kv_tiles
@@ -130,7 +124,7 @@ def flash_attention_numpy(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, causal
     """
     n, d = _check_numpy_qkv(q, k, v)
     scale = _softmax_scale(d, sm_scale)
-    block_r, block_c = _check_count("block_r", block_r), _check_count("block_c", block_c)
+    block_r, block_c = check_int("block_r", block_r, minimum=1), check_int("block_c", block_c, minimum=1)
     # TODO: loop over Q tiles; inside, over K/V tiles (only those at or left of the diagonal when
     #       causal), keeping (m, l, acc) per row; then o = acc / l and lse = m + log(l).
     ### BEGIN SOLUTION

@@ -25,15 +25,9 @@ from __future__ import annotations
 
 import math
 
+from grader.validate import check_int
+
 LAYER_PARTS = ("q", "k", "v", "o", "gate", "up", "down", "norms", "total")
-
-
-def _check_int(name: str, value: object, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_real(name: str, value: object) -> float:
@@ -43,7 +37,7 @@ def _check_real(name: str, value: object) -> float:
 
 
 def _check_heads(n_heads: int, n_kv_heads: int) -> None:
-    _check_int("n_heads", n_heads), _check_int("n_kv_heads", n_kv_heads)
+    check_int("n_heads", n_heads, minimum=1), check_int("n_kv_heads", n_kv_heads, minimum=1)
     if n_heads % n_kv_heads:
         raise ValueError(f"n_heads ({n_heads}) must be a multiple of n_kv_heads ({n_kv_heads})")
 
@@ -56,7 +50,7 @@ def swiglu_hidden(hidden: int, multiple_of: int = 256, ffn_dim_multiplier: float
     """
     # TODO: validate, then follow the three steps of LLaMA's FeedForward.__init__.
     ### BEGIN SOLUTION
-    h, m = _check_int("hidden", hidden), _check_int("multiple_of", multiple_of)
+    h, m = check_int("hidden", hidden, minimum=1), check_int("multiple_of", multiple_of, minimum=1)
     f = int(2 * (4 * h) / 3)
     if ffn_dim_multiplier is not None:
         f = int(_check_real("ffn_dim_multiplier", ffn_dim_multiplier) * f)
@@ -72,7 +66,7 @@ def gqa_layer_params(hidden: int, n_heads: int, n_kv_heads: int, ffn_hidden: int
     """
     # TODO: validate, then count each projection matrix (no biases) and the two norm weights.
     ### BEGIN SOLUTION
-    h, f = _check_int("hidden", hidden), _check_int("ffn_hidden", ffn_hidden)
+    h, f = check_int("hidden", hidden, minimum=1), check_int("ffn_hidden", ffn_hidden, minimum=1)
     _check_heads(n_heads, n_kv_heads)
     if h % n_heads:
         raise ValueError(f"hidden ({h}) must be a multiple of n_heads ({n_heads})")
@@ -90,7 +84,7 @@ def rope_inv_freq(head_dim: int, base: float = 10_000.0) -> list[float]:
     """
     # TODO: validate (an even head_dim), then list one frequency per pair of dimensions.
     ### BEGIN SOLUTION
-    d, b = _check_int("head_dim", head_dim, minimum=2), _check_real("base", base)
+    d, b = check_int("head_dim", head_dim, minimum=2), _check_real("base", base)
     if d % 2:
         raise ValueError(f"head_dim must be even (RoPE rotates pairs), got {d}")
     return [b ** (-2 * i / d) for i in range(d // 2)]
@@ -104,7 +98,7 @@ def ntk_scaled_base(base: float, alpha: float, head_dim: int) -> float:
     """
     # TODO: validate (head_dim even and > 2, alpha >= 1), then raise the base.
     ### BEGIN SOLUTION
-    b, d = _check_real("base", base), _check_int("head_dim", head_dim, minimum=4)
+    b, d = _check_real("base", base), check_int("head_dim", head_dim, minimum=4)
     if d % 2:
         raise ValueError(f"head_dim must be even (RoPE rotates pairs), got {d}")
     if _check_real("alpha", alpha) < 1:
@@ -122,7 +116,7 @@ def decode_attention_intensity(n_heads: int, n_kv_heads: int, elem_bytes: int = 
     # TODO: validate, then divide the FLOPs by the KV bytes read.
     ### BEGIN SOLUTION
     _check_heads(n_heads, n_kv_heads)
-    elem_bytes = _check_int("elem_bytes", elem_bytes)
+    elem_bytes = check_int("elem_bytes", elem_bytes, minimum=1)
     flops_per_sd = 4 * n_heads  # 2·S·d for QKᵀ + 2·S·d for PV, per query head
     bytes_per_sd = 2 * n_kv_heads * elem_bytes  # K and V of each KV head
     return flops_per_sd / bytes_per_sd

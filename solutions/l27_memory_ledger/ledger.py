@@ -22,19 +22,9 @@ Invalid arguments raise ValueError naming the argument.
 
 from __future__ import annotations
 
+from grader.validate import check_int
+
 RECOMPUTE = ("none", "selective", "full")
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(
-            f"{name} must be an exact int (bytes and counts are ints, not GB/GiB floats), "
-            f"got {value!r} ({type(value).__name__})"
-        )
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,10 +43,10 @@ def training_memory(
     """
     # TODO: validate, then one named line per term (bytes) and the total as their sum.
     ### BEGIN SOLUTION
-    n = _check_int("n_params", n_params)
-    weights = n * _check_int("weight_bytes", weight_bytes)  # bf16 weights: 2 B/param
-    grads = n * _check_int("grad_bytes", grad_bytes)  # bf16 gradients: 2 B/param
-    optimizer = n * _check_int("optimizer_bytes", optimizer_bytes)  # fp32 master + m + v: 12 B/param
+    n = check_int("n_params", n_params)
+    weights = n * check_int("weight_bytes", weight_bytes)  # bf16 weights: 2 B/param
+    grads = n * check_int("grad_bytes", grad_bytes)  # bf16 gradients: 2 B/param
+    optimizer = n * check_int("optimizer_bytes", optimizer_bytes)  # fp32 master + m + v: 12 B/param
     return {"weights": weights, "grads": grads, "optimizer": optimizer, "total": weights + grads + optimizer}
     ### END SOLUTION
 
@@ -75,8 +65,8 @@ def activation_bytes_per_layer(batch: int, seq_len: int, hidden: int, n_heads: i
     """
     # TODO: validate, then return the bytes kept for the chosen recompute level.
     ### BEGIN SOLUTION
-    b, s = _check_int("batch", batch), _check_int("seq_len", seq_len)
-    d, h = _check_int("hidden", hidden), _check_int("n_heads", n_heads, 1)
+    b, s = check_int("batch", batch), check_int("seq_len", seq_len)
+    d, h = check_int("hidden", hidden), check_int("n_heads", n_heads, 1)
     if recompute not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {RECOMPUTE}, got {recompute!r}")
     linear = 34 * b * s * d  # inputs of the GEMMs, norms, GeLU, dropout masks (Korthikanti eq. 2)
@@ -99,9 +89,9 @@ def kv_cache_bytes(n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int, 
     """
     # TODO: validate, then count K and V of every layer, token and sequence, in bytes.
     ### BEGIN SOLUTION
-    per_token_layer = 2 * _check_int("n_kv_heads", n_kv_heads) * _check_int("head_dim", head_dim)  # K and V
-    tokens = _check_int("seq_len", seq_len) * _check_int("batch", batch)
-    return per_token_layer * _check_int("n_layers", n_layers) * tokens * _check_int("elem_bytes", elem_bytes)
+    per_token_layer = 2 * check_int("n_kv_heads", n_kv_heads) * check_int("head_dim", head_dim)  # K and V
+    tokens = check_int("seq_len", seq_len) * check_int("batch", batch)
+    return per_token_layer * check_int("n_layers", n_layers) * tokens * check_int("elem_bytes", elem_bytes)
     ### END SOLUTION
 
 
@@ -118,8 +108,8 @@ def attention_flops_share(n_layers: int, hidden: int, n_params: int, seq_len: in
     """
     # TODO: validate (n_params, seq_len >= 1), then attention FLOPs / weight FLOPs.
     ### BEGIN SOLUTION
-    n_layers, hidden = _check_int("n_layers", n_layers), _check_int("hidden", hidden)
-    p, s = _check_int("n_params", n_params, 1), _check_int("seq_len", seq_len, 1)
+    n_layers, hidden = check_int("n_layers", n_layers), check_int("hidden", hidden)
+    p, s = check_int("n_params", n_params, 1), check_int("seq_len", seq_len, 1)
     attention = 12 * n_layers * s * s * hidden  # fwd 4·S²·d per layer, bwd twice that
     weights = 6 * p * s
     return attention / weights

@@ -27,16 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from grader.validate import check_int
+
 STAGES = (0, 1, 2, 3)
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an exact int (bytes and counts, never GB floats), got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_stage(stage: object) -> int:
@@ -65,10 +58,10 @@ def zero_memory_per_gpu(
     """
     # TODO: validate, then each term, sharded from its stage on (opt 1, grads 2, weights 3).
     ### BEGIN SOLUTION
-    n, gpus = _check_int("n_params", n_params), _check_int("n_gpus", n_gpus, 1)
+    n, gpus = check_int("n_params", n_params), check_int("n_gpus", n_gpus, 1)
     stage = _check_stage(stage)
-    w, g = _check_int("weight_bytes", weight_bytes), _check_int("grad_bytes", grad_bytes)
-    o = _check_int("optimizer_bytes", optimizer_bytes)
+    w, g = check_int("weight_bytes", weight_bytes), check_int("grad_bytes", grad_bytes)
+    o = check_int("optimizer_bytes", optimizer_bytes)
     shard = shard_params(n, gpus)
     optimizer = (shard if stage >= 1 else n) * o  # ZeRO-1 shards the optimizer states
     grads = (shard if stage >= 2 else n) * g  # ZeRO-2 adds the gradients
@@ -92,9 +85,9 @@ def zero_comm_bytes_per_gpu(n_params: int, n_gpus: int, stage: int, weight_bytes
     """
     # TODO: validate, then count the ring passes of each stage, (N−1) shards each.
     ### BEGIN SOLUTION
-    n, gpus = _check_int("n_params", n_params), _check_int("n_gpus", n_gpus, 1)
+    n, gpus = check_int("n_params", n_params), check_int("n_gpus", n_gpus, 1)
     stage = _check_stage(stage)
-    w, g = _check_int("weight_bytes", weight_bytes), _check_int("grad_bytes", grad_bytes)
+    w, g = check_int("weight_bytes", weight_bytes), check_int("grad_bytes", grad_bytes)
     per_pass = (gpus - 1) * shard_params(n, gpus)  # parameters' worth of chunks each GPU sends per ring pass
     if stage == 0:
         return 2 * per_pass * g  # all-reduce = reduce-scatter + all-gather of the gradients
@@ -120,9 +113,9 @@ def fsdp_peak_param_bytes(unit_params: Sequence[int], n_gpus: int, prefetch: int
     ### BEGIN SOLUTION
     if isinstance(unit_params, str | bytes) or not isinstance(unit_params, Sequence) or not unit_params:
         raise ValueError(f"unit_params must be a non-empty sequence of parameter counts, got {unit_params!r}")
-    units = [_check_int(f"unit_params[{i}]", u) for i, u in enumerate(unit_params)]
-    gpus, ahead = _check_int("n_gpus", n_gpus, 1), _check_int("prefetch", prefetch)
-    w = _check_int("weight_bytes", weight_bytes)
+    units = [check_int(f"unit_params[{i}]", u) for i, u in enumerate(unit_params)]
+    gpus, ahead = check_int("n_gpus", n_gpus, 1), check_int("prefetch", prefetch)
+    w = check_int("weight_bytes", weight_bytes)
     shards = sum(shard_params(u, gpus) for u in units) * w  # always resident
     window = max(sum(units[i : i + 1 + ahead]) for i in range(len(units))) * w  # running + prefetched units
     return shards + window

@@ -24,20 +24,13 @@ Conventions: sizes in exact int bytes; invalid arguments raise ValueError naming
 
 from __future__ import annotations
 
+from grader.validate import check_int
+
 Action = tuple[str, int]  # ("F", micro_batch) or ("B", micro_batch)
 
 
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
 def _check_pipeline(p: object, m: object, v: object) -> tuple[int, int, int]:
-    return _check_int("p", p, 1), _check_int("m", m, 1), _check_int("v", v, 1)
+    return check_int("p", p, 1), check_int("m", m, 1), check_int("v", v, 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,8 +77,8 @@ def one_f_one_b_schedule(p: int, m: int, stage: int) -> list[Action]:
     """
     # TODO: validate (0 <= stage < p), then warm-up, steady 1F1B pairs, cool-down.
     ### BEGIN SOLUTION
-    p, m = _check_int("p", p, 1), _check_int("m", m, 1)
-    stage = _check_int("stage", stage)
+    p, m = check_int("p", p, 1), check_int("m", m, 1)
+    stage = check_int("stage", stage)
     if stage >= p:
         raise ValueError(f"stage must be < p = {p}, got {stage}")
     warmup = min(p - stage - 1, m)
@@ -112,7 +105,7 @@ def megatron_groups(world_size: int, tp: int, pp: int) -> dict[int, dict[str, tu
     """
     # TODO: validate (tp·pp divides world_size), then split each rank into (pp, dp, tp).
     ### BEGIN SOLUTION
-    world, tp, pp = _check_int("world_size", world_size, 1), _check_int("tp", tp, 1), _check_int("pp", pp, 1)
+    world, tp, pp = check_int("world_size", world_size, 1), check_int("tp", tp, 1), check_int("pp", pp, 1)
     if world % (tp * pp):
         raise ValueError(f"world_size = {world} must be a multiple of tp·pp = {tp * pp}")
     dp = world // (tp * pp)
@@ -144,8 +137,8 @@ def tp_allreduce_bytes_per_layer(batch: int, seq_len: int, hidden: int, tp: int,
     """
     # TODO: validate, then message bytes → ring bytes per all-reduce → 4 all-reduces.
     ### BEGIN SOLUTION
-    b, s, h = _check_int("batch", batch), _check_int("seq_len", seq_len), _check_int("hidden", hidden)
-    tp, e = _check_int("tp", tp, 1), _check_int("elem_bytes", elem_bytes)
+    b, s, h = check_int("batch", batch), check_int("seq_len", seq_len), check_int("hidden", hidden)
+    tp, e = check_int("tp", tp, 1), check_int("elem_bytes", elem_bytes)
     message = b * s * h * e  # one activation, elem_bytes counted once
     per_allreduce = 2 * (tp - 1) * -(-message // tp)  # reduce-scatter + all-gather of ceil(M/N) chunks
     return 4 * per_allreduce  # 2 forward (attention, MLP) + 2 backward

@@ -26,16 +26,9 @@ import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+from grader.validate import check_int
+
 Metrics = dict[str, float | list[float]]
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_real(name: str, value: object, *, positive: bool = False) -> float:
@@ -61,7 +54,7 @@ def step_roofline(n_tokens: int, peak_flops: float, mem_bw: float, elem_bytes: i
     """
     # TODO: validate, then the intensity (FLOPs per weight byte) and the roofline's min.
     ### BEGIN SOLUTION
-    t, e = _check_int("n_tokens", n_tokens, 1), _check_int("elem_bytes", elem_bytes, 1)
+    t, e = check_int("n_tokens", n_tokens, 1), check_int("elem_bytes", elem_bytes, 1)
     peak, bw = _check_real("peak_flops", peak_flops, positive=True), _check_real("mem_bw", mem_bw, positive=True)
     intensity = 2 * t / e  # 2·P·T FLOPs over P·e bytes of weights
     attainable = min(peak, intensity * bw)
@@ -89,9 +82,9 @@ def decode_step_seconds(
     """
     # TODO: validate, then (weight bytes + KV bytes) / bandwidth.
     ### BEGIN SOLUTION
-    p, b = _check_int("n_params", n_params), _check_int("batch", batch)
-    ctx, kv = _check_int("context_len", context_len), _check_int("kv_bytes_per_token", kv_bytes_per_token)
-    bw, w = _check_real("mem_bw", mem_bw, positive=True), _check_int("weight_bytes", weight_bytes)
+    p, b = check_int("n_params", n_params), check_int("batch", batch)
+    ctx, kv = check_int("context_len", context_len), check_int("kv_bytes_per_token", kv_bytes_per_token)
+    bw, w = _check_real("mem_bw", mem_bw, positive=True), check_int("weight_bytes", weight_bytes)
     weights = p * w  # read once per step, shared by the whole batch
     cache = b * ctx * kv  # every sequence reads its own K and V
     return (weights + cache) / bw

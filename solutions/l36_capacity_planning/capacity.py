@@ -24,16 +24,9 @@ from __future__ import annotations
 
 import math
 
+from grader.validate import check_int
+
 SLACK = 1e-9  # round up, ignoring float noise: 8 × 1.25 × 1.2 is 12, not 12.000000000000002
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an exact int (bytes, tokens, counts), got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_real(name: str, value: object, *, positive: bool = False, at_least: float = 0.0) -> float:
@@ -64,8 +57,8 @@ def kv_bytes_per_token_per_gpu(n_layers: int, n_kv_heads: int, head_dim: int, tp
     """
     # TODO: validate (tp, n_kv_heads divide one another), then K and V of this GPU's heads.
     ### BEGIN SOLUTION
-    layers, heads = _check_int("n_layers", n_layers), _check_int("n_kv_heads", n_kv_heads, 1)
-    dim, tp, e = _check_int("head_dim", head_dim), _check_int("tp", tp, 1), _check_int("elem_bytes", elem_bytes)
+    layers, heads = check_int("n_layers", n_layers), check_int("n_kv_heads", n_kv_heads, 1)
+    dim, tp, e = check_int("head_dim", head_dim), check_int("tp", tp, 1), check_int("elem_bytes", elem_bytes)
     if heads % tp and tp % heads:
         raise ValueError(f"tp = {tp} and n_kv_heads = {heads} must divide one another")
     heads_per_gpu = max(1, heads // tp)  # more GPUs than KV heads: each GPU keeps a replica of one
@@ -86,10 +79,10 @@ def kv_pool_bytes(gpu_bytes: int, mem_util: float, weight_bytes: int, runtime_by
     """
     # TODO: validate, then the four ledgers: budget − weights − runtime (must stay > 0).
     ### BEGIN SOLUTION
-    total, util = _check_int("gpu_bytes", gpu_bytes, 1), _check_real("mem_util", mem_util, positive=True)
+    total, util = check_int("gpu_bytes", gpu_bytes, 1), _check_real("mem_util", mem_util, positive=True)
     if util > 1:
         raise ValueError(f"mem_util must be in (0, 1], got {util}")
-    weights, runtime = _check_int("weight_bytes", weight_bytes), _check_int("runtime_bytes", runtime_bytes)
+    weights, runtime = check_int("weight_bytes", weight_bytes), check_int("runtime_bytes", runtime_bytes)
     budget = math.floor(total * util)  # the safety buffer is what α leaves out
     pool = budget - weights - runtime
     if pool <= 0:
@@ -106,8 +99,8 @@ def b_max(pool_bytes: int, kv_per_token_per_gpu: int, s_total: int) -> int:
     """
     # TODO: validate, then whole requests that fit in the pool.
     ### BEGIN SOLUTION
-    pool = _check_int("pool_bytes", pool_bytes)
-    kv, s = _check_int("kv_per_token_per_gpu", kv_per_token_per_gpu, 1), _check_int("s_total", s_total, 1)
+    pool = check_int("pool_bytes", pool_bytes)
+    kv, s = check_int("kv_per_token_per_gpu", kv_per_token_per_gpu, 1), check_int("s_total", s_total, 1)
     return pool // (kv * s)
     ### END SOLUTION
 
@@ -137,10 +130,10 @@ def cluster_size(
     """
     # TODO: validate, then both sides (tokens/s, Little's law), margins on both, the max.
     ### BEGIN SOLUTION
-    qps, s_gen = _check_real("qps", qps), _check_int("s_gen", s_gen)
+    qps, s_gen = _check_real("qps", qps), check_int("s_gen", s_gen)
     ttft, tpot = _check_real("ttft_s", ttft_s), _check_real("tpot_s", tpot_s)
     node_tps = _check_real("node_tokens_per_s", node_tokens_per_s, positive=True)
-    node_b, gpus = _check_int("node_b_max", node_b_max, 1), _check_int("gpus_per_node", gpus_per_node, 1)
+    node_b, gpus = check_int("node_b_max", node_b_max, 1), check_int("gpus_per_node", gpus_per_node, 1)
     margin = _check_real("headroom", headroom, at_least=1.0) * _check_real("dr", dr, at_least=1.0)
     t_life = ttft + s_gen * tpot  # a request holds its KV from arrival to its last token
     concurrency = qps * t_life  # Little's law: L = λ·W

@@ -28,18 +28,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from grader.validate import check_int
+
 ALGORITHMS = ("sft", "ppo", "dpo", "grpo")
 TRAINED_BYTES = 16  # bf16 weights 2 + bf16 gradients 2 + fp32 master, m, v 12
 FROZEN_BYTES = 2  # bf16 weights only
-
-
-def _check_int(name: str, value: object, minimum: int = 0) -> int:
-    """``value`` as an exact int >= ``minimum``, or ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an exact int, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_reals(name: str, values: object, length: int | None = None) -> list[float]:
@@ -72,7 +65,7 @@ def rlhf_static_bytes(n_params: int, algorithm: str, frozen_reference: bool = Tr
     """
     # TODO: validate, then one line per resident model (trained 16 B, frozen 2) + total.
     ### BEGIN SOLUTION
-    n = _check_int("n_params", n_params)
+    n = check_int("n_params", n_params)
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
     if not isinstance(frozen_reference, bool):
@@ -101,14 +94,14 @@ def lora_params(n_layers: int, target_shapes: Sequence[tuple[int, int]], rank: i
     """
     # TODO: validate, then r·(d_in + d_out) per target, summed, times the layers.
     ### BEGIN SOLUTION
-    layers, r = _check_int("n_layers", n_layers), _check_int("rank", rank, 1)
+    layers, r = check_int("n_layers", n_layers), check_int("rank", rank, 1)
     if isinstance(target_shapes, str | bytes) or not isinstance(target_shapes, Sequence):
         raise ValueError(f"target_shapes must be a sequence of (d_in, d_out) pairs, got {target_shapes!r}")
     per_layer = 0
     for i, shape in enumerate(target_shapes):
         if not isinstance(shape, Sequence) or len(shape) != 2:
             raise ValueError(f"target_shapes[{i}] must be a (d_in, d_out) pair, got {shape!r}")
-        d_in, d_out = (_check_int(f"target_shapes[{i}]", d, 1) for d in shape)
+        d_in, d_out = (check_int(f"target_shapes[{i}]", d, 1) for d in shape)
         per_layer += r * d_in + d_out * r  # A: r × d_in, B: d_out × r
     return layers * per_layer
     ### END SOLUTION
@@ -148,7 +141,7 @@ def grpo_advantages(rewards: Sequence[float], group_size: int, eps: float = 1e-6
     """
     # TODO: validate (whole groups, eps >= 0), then normalize each group on its own.
     ### BEGIN SOLUTION
-    g = _check_int("group_size", group_size, 1)
+    g = check_int("group_size", group_size, 1)
     r = _check_reals("rewards", rewards)
     if len(r) % g:
         raise ValueError(f"rewards holds {len(r)} values, not a multiple of group_size = {g}")

@@ -8,7 +8,7 @@ import operator
 
 
 def contiguous_strides(shape):
-    sizes = [max(_check_int(f"shape[{i}]", s, minimum=0), 1) for i, s in enumerate(shape)]
+    sizes = [max(check_int(f"shape[{i}]", s, minimum=0), 1) for i, s in enumerate(shape)]
     if not sizes:
         return ()
     products = itertools.accumulate(reversed(sizes[1:]), operator.mul, initial=1)

@@ -5,7 +5,7 @@ REJECTED_BY = {"contiguous_strides": ["correctness"]}
 
 
 def contiguous_strides(shape):
-    sizes = [_check_int(f"shape[{i}]", s, minimum=0) for i, s in enumerate(shape)]
+    sizes = [check_int(f"shape[{i}]", s, minimum=0) for i, s in enumerate(shape)]
     strides = [1] * len(sizes)
     for k in range(len(sizes) - 2, -1, -1):
         strides[k] = strides[k + 1] * sizes[k + 1]

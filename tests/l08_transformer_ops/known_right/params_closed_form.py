@@ -7,7 +7,7 @@ ACCEPTED = ["llama_params"]
 def llama_params(hidden, n_layers, ffn_hidden, vocab, n_heads, n_kv_heads, tied_embeddings=False):
     _check_heads(hidden, n_heads, n_kv_heads)
     for name, value in (("n_layers", n_layers), ("ffn_hidden", ffn_hidden), ("vocab", vocab)):
-        _check_dim(name, value)
+        check_int(name, value, minimum=1)
     h = hidden
     per_layer = 2 * h * h + 2 * h * h * n_kv_heads // n_heads + 3 * h * ffn_hidden + 2 * h
     return n_layers * per_layer + (1 if tied_embeddings else 2) * vocab * h + h

@@ -5,8 +5,8 @@ ACCEPTED = ["training_days"]
 
 
 def training_days(n_params, n_tokens, n_gpus, peak_flops, mfu):
-    n, d = _check_count("n_params", n_params), _check_count("n_tokens", n_tokens)
-    gpus, peak = _check_count("n_gpus", n_gpus, minimum=1), _check_real("peak_flops", peak_flops)
+    n, d = check_int("n_params", n_params), check_int("n_tokens", n_tokens)
+    gpus, peak = check_int("n_gpus", n_gpus, minimum=1), _check_real("peak_flops", peak_flops)
     if not 0 < _check_real("mfu", mfu) <= 1:
         raise ValueError(f"mfu must be a fraction in (0, 1], got {mfu!r}")
     tokens_per_s = mfu * gpus * peak / (6 * n)

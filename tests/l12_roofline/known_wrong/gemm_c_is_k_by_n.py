@@ -5,6 +5,6 @@ REJECTED_BY = {"gemm_intensity": ["correctness"]}
 
 
 def gemm_intensity(m, k, n, elem_bytes):
-    m, k, n = _check_dim("m", m), _check_dim("k", k), _check_dim("n", n)
-    elem_bytes = _check_dim("elem_bytes", elem_bytes)
+    m, k, n = check_int("m", m, minimum=1), check_int("k", k, minimum=1), check_int("n", n, minimum=1)
+    elem_bytes = check_int("elem_bytes", elem_bytes, minimum=1)
     return 2 * m * k * n / (elem_bytes * (m * k + k * n + k * n))

@@ -5,4 +5,4 @@ REJECTED_BY = {"bank_conflict_degree": ["correctness"]}
 
 
 def bank_conflict_degree(stride_words, n_banks=32):
-    return math.gcd(_check_int("stride_words", stride_words, 0), _check_int("n_banks", n_banks, 1))
+    return math.gcd(check_int("stride_words", stride_words, 0), check_int("n_banks", n_banks, 1))

@@ -6,9 +6,9 @@ REJECTED_BY = {"occupancy": ["correctness"]}
 
 def blocks_per_sm(threads_per_block, regs_per_thread, smem_per_block, gpu):
     g = _gpu(gpu)
-    threads = _check_int("threads_per_block", threads_per_block, 1)
-    regs = _check_int("regs_per_thread", regs_per_thread, 1)
-    smem = _check_int("smem_per_block", smem_per_block, 0)
+    threads = check_int("threads_per_block", threads_per_block, 1)
+    regs = check_int("regs_per_thread", regs_per_thread, 1)
+    smem = check_int("smem_per_block", smem_per_block, 0)
     if threads > g.max_threads_per_block or regs > g.max_regs_per_thread:
         raise ValueError("block too large")
     warps = math.ceil(threads / WARP_SIZE)

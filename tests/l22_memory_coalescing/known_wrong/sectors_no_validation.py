@@ -4,5 +4,5 @@ MODULE = "ledger"
 REJECTED_BY = {"warp_sectors": ["correctness"]}
 
 
-def _check_int(name, value, minimum):
+def check_int(name, value, minimum):
     return value

@@ -6,5 +6,5 @@ REJECTED_BY = {"tiled_gemm_hbm_bytes": ["correctness"]}
 
 def tiled_gemm_hbm_bytes(m, n, k, block_m, block_n, elem_bytes):
     for name, v in dict(m=m, n=n, k=k, block_m=block_m, block_n=block_n, elem_bytes=elem_bytes).items():
-        _check_count(name, v)
+        check_int(name, v, minimum=1)
     return elem_bytes * (m * k * math.ceil(m / block_m) + k * n * math.ceil(n / block_n) + m * n)

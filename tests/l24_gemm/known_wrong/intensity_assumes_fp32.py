@@ -5,6 +5,6 @@ REJECTED_BY = {"tile_intensity": ["correctness"]}
 
 
 def tile_intensity(block_m, block_n, elem_bytes):
-    bm, bn = _check_count("block_m", block_m), _check_count("block_n", block_n)
-    _check_count("elem_bytes", elem_bytes)
+    bm, bn = check_int("block_m", block_m, minimum=1), check_int("block_n", block_n, minimum=1)
+    check_int("elem_bytes", elem_bytes, minimum=1)
     return 2 * bm * bn / (4 * (bm + bn))

@@ -5,5 +5,5 @@ REJECTED_BY = {"tile_intensity": ["correctness"]}
 
 
 def tile_intensity(block_m, block_n, elem_bytes):
-    bm, bn = _check_count("block_m", block_m), _check_count("block_n", block_n)
-    return bm * bn / (_check_count("elem_bytes", elem_bytes) * (bm + bn))
+    bm, bn = check_int("block_m", block_m, minimum=1), check_int("block_n", block_n, minimum=1)
+    return bm * bn / (check_int("elem_bytes", elem_bytes, minimum=1) * (bm + bn))

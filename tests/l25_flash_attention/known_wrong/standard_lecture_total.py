@@ -5,5 +5,5 @@ REJECTED_BY = {"attention_hbm_bytes": ["correctness"]}
 
 
 def attention_hbm_bytes(n, d, elem_bytes):
-    n, d, b = _check_count("n", n), _check_count("d", d), _check_count("elem_bytes", elem_bytes)
+    n, d, b = check_int("n", n, minimum=1), check_int("d", d, minimum=1), check_int("elem_bytes", elem_bytes, minimum=1)
     return 3 * n * n * b + 4 * n * d * b

@@ -11,7 +11,7 @@ def kv_cache_bytes(n_layers, n_kv_heads, head_dim, seq_len, batch, elem_bytes=2)
         n_layers=n_layers, n_kv_heads=n_kv_heads, head_dim=head_dim, seq_len=seq_len, batch=batch, elem_bytes=elem_bytes
     )
     for name, value in args.items():
-        _check_int(name, value)
+        check_int(name, value)
     k_bytes = v_bytes = n_kv_heads * head_dim * elem_bytes
     per_token = sum(k_bytes + v_bytes for _ in range(n_layers))
     return per_token * seq_len * batch
@@ -24,5 +24,5 @@ def attention_flops_share(n_layers, hidden, n_params, seq_len):
         ("n_params", n_params, 1),
         ("seq_len", seq_len, 1),
     ]:
-        _check_int(name, value, low)
+        check_int(name, value, low)
     return float(Fraction(12 * n_layers * seq_len**2 * hidden, 6 * n_params * seq_len))

@@ -5,8 +5,8 @@ REJECTED_BY = {"zero_comm_bytes_per_gpu": ["correctness"]}
 
 
 def zero_comm_bytes_per_gpu(n_params, n_gpus, stage, weight_bytes=2, grad_bytes=2):
-    _check_int("n_gpus", n_gpus, 1)
+    check_int("n_gpus", n_gpus, 1)
     _check_stage(stage)
-    n = _check_int("n_params", n_params)
-    w, g = _check_int("weight_bytes", weight_bytes), _check_int("grad_bytes", grad_bytes)
+    n = check_int("n_params", n_params)
+    w, g = check_int("weight_bytes", weight_bytes), check_int("grad_bytes", grad_bytes)
     return 2 * n * g if stage == 0 else n * g + (2 if stage == 3 else 1) * n * w

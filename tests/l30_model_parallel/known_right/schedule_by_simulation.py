@@ -5,7 +5,7 @@ ACCEPTED = ["one_f_one_b_schedule", "megatron_groups"]
 
 
 def one_f_one_b_schedule(p, m, stage):
-    p, m, stage = _check_int("p", p, 1), _check_int("m", m, 1), _check_int("stage", stage)
+    p, m, stage = check_int("p", p, 1), check_int("m", m, 1), check_int("stage", stage)
     if stage >= p:
         raise ValueError(f"stage must be < p = {p}, got {stage}")
     cap, n_f, n_b, out = p - stage, 0, 0, []
@@ -22,7 +22,7 @@ def one_f_one_b_schedule(p, m, stage):
 
 
 def megatron_groups(world_size, tp, pp):
-    world, tp, pp = _check_int("world_size", world_size, 1), _check_int("tp", tp, 1), _check_int("pp", pp, 1)
+    world, tp, pp = check_int("world_size", world_size, 1), check_int("tp", tp, 1), check_int("pp", pp, 1)
     if world % (tp * pp):
         raise ValueError(f"world_size = {world} must be a multiple of tp·pp = {tp * pp}")
     dp = world // (tp * pp)

@@ -5,7 +5,7 @@ REJECTED_BY = {"megatron_groups": ["correctness"]}
 
 
 def megatron_groups(world_size, tp, pp):
-    world, tp, pp = _check_int("world_size", world_size, 1), _check_int("tp", tp, 1), _check_int("pp", pp, 1)
+    world, tp, pp = check_int("world_size", world_size, 1), check_int("tp", tp, 1), check_int("pp", pp, 1)
     if world % (tp * pp):
         raise ValueError(f"world_size = {world} must be a multiple of tp·pp = {tp * pp}")
     dp = world // (tp * pp)

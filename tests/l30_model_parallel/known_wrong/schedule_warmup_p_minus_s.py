@@ -5,7 +5,7 @@ REJECTED_BY = {"one_f_one_b_schedule": ["correctness"]}
 
 
 def one_f_one_b_schedule(p, m, stage):
-    p, m, stage = _check_int("p", p, 1), _check_int("m", m, 1), _check_int("stage", stage)
+    p, m, stage = check_int("p", p, 1), check_int("m", m, 1), check_int("stage", stage)
     if stage >= p:
         raise ValueError(f"stage must be < p = {p}, got {stage}")
     warmup = min(p - stage, m)

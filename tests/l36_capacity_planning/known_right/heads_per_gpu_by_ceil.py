@@ -12,7 +12,7 @@ def kv_bytes_per_token_per_gpu(n_layers, n_kv_heads, head_dim, tp, elem_bytes=2)
         ("tp", tp, 1),
         ("elem_bytes", elem_bytes, 0),
     ]:
-        _check_int(name, value, low)
+        check_int(name, value, low)
     if n_kv_heads % tp and tp % n_kv_heads:
         raise ValueError(f"tp = {tp} does not split n_kv_heads = {n_kv_heads} evenly")
     heads = -(-n_kv_heads // tp)
@@ -21,8 +21,8 @@ def kv_bytes_per_token_per_gpu(n_layers, n_kv_heads, head_dim, tp, elem_bytes=2)
 
 
 def b_max(pool_bytes, kv_per_token_per_gpu, s_total):
-    _check_int("pool_bytes", pool_bytes)
-    per_request = _check_int("kv_per_token_per_gpu", kv_per_token_per_gpu, 1) * _check_int("s_total", s_total, 1)
+    check_int("pool_bytes", pool_bytes)
+    per_request = check_int("kv_per_token_per_gpu", kv_per_token_per_gpu, 1) * check_int("s_total", s_total, 1)
     count, step = 0, per_request
     while step * 2 <= pool_bytes:  # doubling search: whole requests only
         step *= 2

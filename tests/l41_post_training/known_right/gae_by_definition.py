@@ -15,7 +15,7 @@ def gae_advantages(rewards, values, gamma, lam):
 
 
 def grpo_advantages(rewards, group_size, eps=1e-6):
-    g = _check_int("group_size", group_size, 1)
+    g = check_int("group_size", group_size, 1)
     r = _check_reals("rewards", rewards)
     if len(r) % g:
         raise ValueError(f"rewards: {len(r)} values are not whole groups of group_size = {g}")

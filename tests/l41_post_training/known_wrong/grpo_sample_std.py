@@ -5,7 +5,7 @@ REJECTED_BY = {"grpo_advantages": ["correctness"]}
 
 
 def grpo_advantages(rewards, group_size, eps=1e-6):
-    g = _check_int("group_size", group_size, 1)
+    g = check_int("group_size", group_size, 1)
     r = _check_reals("rewards", rewards)
     if len(r) % g or eps < 0:
         raise ValueError("rewards must be a multiple of group_size and eps >= 0")
