@@ -47,7 +47,7 @@ DENIED_MODULES = frozenset(
     {
         *("sys", "gc", "ctypes", "cffi", "importlib", "inspect", "builtins", "types", "marshal", "pickle"),
         *("copyreg", "code", "codeop", "runpy", "pkgutil", "zipimport", "weakref", "atexit"),
-        *("threading", "_thread", "multiprocessing", "subprocess", "signal", "faulthandler", "trace"),
+        *("threading", "_thread", "multiprocessing", "subprocess", "signal", "faulthandler", "trace", "tracemalloc"),
         *("grader", "pytest", "_pytest", "hypothesis", "unittest", "traffic", "guard"),
     }
 )

@@ -206,6 +206,7 @@ def _ensure_worker() -> _Worker:
         _arena = mmap.mmap(-1, ARENA_BYTES)  # MAP_SHARED: the worker sees what the parent writes
     if _worker is not None:
         return _worker
+    _refuse_fork_after_cuda()
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     pid = os.fork()
@@ -221,6 +222,15 @@ def _ensure_worker() -> _Worker:
     return _worker
 
 
+def _refuse_fork_after_cuda() -> None:
+    """A worker forked from a process that initialized CUDA cannot use the GPU: the judge must not."""
+    if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
+        raise RuntimeError(
+            "grader bug: batch grading's judge initialized CUDA, so the workers it forks cannot use the GPU; "
+            "run GPU work through harness.on_device"
+        )
+
+
 def _serve(requests: int, replies: int) -> None:
     """The worker: close what the learner must not reach, then answer calls until EOF."""
     global _in_worker
@@ -231,6 +241,8 @@ def _serve(requests: int, replies: int) -> None:
             with contextlib.suppress(OSError):
                 os.close(fd)
         os.setpgid(0, 0)  # its own group: ending the worker ends whatever it forked
+        if "torch" in sys.modules:  # OpenMP's pool does not survive a fork: torch ops would deadlock in it
+            sys.modules["torch"].set_num_threads(1)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         while (request := _read_message(requests)) is not None:
             _write_message(replies, _answer(*pickle.loads(request)))
@@ -249,7 +261,7 @@ def _answer(run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     traffic._counters[:] = counters
     args = tuple(a.view(_arena) if isinstance(a, _Shared) else a for a in args)
     try:
-        payload: dict[str, Any] = {"value": run(*args, **kwargs)}
+        payload: dict[str, Any] = {"value": _encode(run(*args, **kwargs))}
     except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
         payload = {"raised": asdict(_describe(exc))}
     payload["traffic"] = [asdict(c) for c in counters]
@@ -260,6 +272,37 @@ def _answer(run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
         buf = io.BytesIO()
         torch.save({"unsendable": f"{type(exc).__name__}: {exc}"}, buf)
     return buf.getvalue()
+
+
+_NDARRAY, _NPSCALAR = "__dripstone_ndarray__", "__dripstone_npscalar__"
+
+
+def _encode(value: Any) -> Any:
+    """NumPy arrays and scalars as tensors in a marked dict (``weights_only`` loads no NumPy objects)."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, np.ndarray | np.generic) and value.dtype != object:
+        try:
+            tensor = torch.from_numpy(np.array(value, order="C"))  # a copy; 0-d stays 0-d
+        except TypeError:  # a dtype torch lacks: torch.save then says what cannot be sent
+            return value
+        return {_NDARRAY if isinstance(value, np.ndarray) else _NPSCALAR: tensor}
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple) and type(value) in (list, tuple):
+        return type(value)(_encode(v) for v in value)
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get(_NDARRAY, value.get(_NPSCALAR)), torch.Tensor):
+            (key, tensor), = value.items()
+            array = tensor.numpy()
+            return array if key == _NDARRAY else array[()]
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_decode(v) for v in value)
+    return value
 
 
 def _write_message(fd: int, data: bytes) -> None:
@@ -430,8 +473,8 @@ def _describe(exc: BaseException) -> _Raised:
 
 
 def _unpack(name: str, reply: bytes) -> Any:
-    try:
-        payload = torch.load(io.BytesIO(reply), weights_only=True)
+    try:  # map_location: a CUDA tensor in the reply must not initialize CUDA in the judge
+        payload = torch.load(io.BytesIO(reply), weights_only=True, map_location="cpu")
     except Exception as exc:  # noqa: BLE001 - anything but plain data is refused
         raise LearnerCallFailed(
             f"{name} returned something that is not plain data (tensors, numbers, tuples): {type(exc).__name__}"
@@ -443,7 +486,7 @@ def _unpack(name: str, reply: bytes) -> Any:
     _add_traffic(payload.get("traffic", []))
     if "raised" in payload:
         raise _rebuild(_Raised(**payload["raised"]))
-    return payload["value"]
+    return _decode(payload["value"])
 
 
 def _add_traffic(counts: list[dict[str, Any]]) -> None:

@@ -30,6 +30,10 @@ def set_gpu_mode(on: bool) -> None:
     _gpu_mode = on
 
 
+def gpu_mode() -> bool:
+    return _gpu_mode
+
+
 @dataclass(frozen=True)
 class LearnerFunction:
     """A function of the target's ``<unit>/<module>.py``, resolved at call time."""
@@ -38,6 +42,7 @@ class LearnerFunction:
     module: str
     name: str
     kernel: bool = False
+    audited: bool = False  # the static audit also for a non-kernel exercise the grader measures in-process
 
     def resolve(self) -> Callable[..., Any]:
         """The learner's function object, or SubmissionError saying what is wrong.
@@ -84,7 +89,7 @@ class LearnerFunction:
         return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.kernel:  # read by the judge before any of the submission's code runs (grader.audit)
+        if self.kernel or self.audited:  # read by the judge before any of the submission's code runs (grader.audit)
             audit.check(target.target_root() / self.unit, self.module, self.name)
         if not boundary.enabled():
             return self._call_here(*args, **kwargs)
@@ -109,9 +114,60 @@ class LearnerFunction:
         return out
 
 
-def learner(unit: str, module: str, name: str, *, kernel: bool = False) -> LearnerFunction:
+def learner(unit: str, module: str, name: str, *, kernel: bool = False, audited: bool = False) -> LearnerFunction:
     """Declare a learner function a test module grades (see the module docstring)."""
-    return LearnerFunction(unit, module, name, kernel)
+    return LearnerFunction(unit, module, name, kernel, audited)
+
+
+def where_learner_runs(check: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``check(*args, **kwargs)`` in the process where the learner's code runs, its result (data) here.
+
+    For measurements that must be taken beside the learner's code (the NumPy memory peak of a call
+    with ``tracemalloc``): ``check`` is trusted test code at module level of a test file. In ``make
+    grade`` it runs here; in batch grading, in the test's worker.
+    """
+    if boundary.enabled():
+        label = f"{getattr(check, '__name__', 'check')} (beside the learner's code)"
+        return boundary.call(label, check, args, kwargs, inputs_read_only=False)
+    return check(*args, **kwargs)
+
+
+def on_device(check: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``check(*args, **kwargs)`` where the learner's code runs, with kernels compiled for the GPU.
+
+    ``check`` is trusted test code, defined at module level in a test file, that drives the learner's
+    code on the device (gpu_perf timings, .cu kernels run on a GPU) and returns plain data: numbers,
+    dicts, CPU tensors (a band of the output to be compared here). In ``make grade`` it runs in this
+    process; in batch grading, in the test's worker, so the judge never loads the submission nor
+    touches CUDA (a worker forked from a process that initialized CUDA could not use it). The caller
+    compares and awards from what comes back.
+    """
+    if boundary.enabled():
+        label = f"{getattr(check, '__name__', 'check')} (on the device)"
+        return boundary.call(label, _on_device_here, (check, args, kwargs), {}, inputs_read_only=False)
+    return _on_device_here(check, args, kwargs)
+
+
+def _on_device_here(check: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    from grader import perf
+
+    previous = _gpu_mode
+    set_gpu_mode(not perf.dry_run())  # the dry run interprets the kernels on the CPU
+    try:
+        return _to_cpu(check(*args, **kwargs))
+    finally:
+        set_gpu_mode(previous)
+
+
+def _to_cpu(value: Any) -> Any:
+    """Tensors moved to the CPU, through dicts, lists and tuples: the judge must never map CUDA memory."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True)  # a copy: a view would carry its whole storage
+    if isinstance(value, dict):
+        return {k: _to_cpu(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_to_cpu(v) for v in value)
+    return value
 
 
 def learner_value(unit: str, module: str, name: str) -> Any:

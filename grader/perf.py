@@ -4,12 +4,20 @@ All candidates are timed interleaved in one process (round-robin, the order rota
 clock and thermal drift hit them alike: warm-up, an L2 flush before every timed call, CUDA events,
 the median. The score comes from the ratio of medians, never from an absolute time; the record keeps
 the GPU's name, clocks and driver. Without a GPU the test is "pending GPU": neither 0 nor a pass.
+
+The timing runs where the learner's code runs (:func:`grader.harness.on_device`): in ``make grade``
+that is the grading process; in batch grading it is the test's worker, forked from a judge that
+never initialized CUDA, and only the medians and a band of the outputs come back. ``device="cpu"``
+times with the host clock instead: the engine's dry runs of every gpu_perf test on a machine
+without a GPU (tests/grader/test_gpu_dry_run.py), never a score.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
@@ -103,23 +111,76 @@ def device_record() -> dict[str, str]:
     return record
 
 
+def host_timer(fn: Callable[[], object]) -> float:
+    """Time one call with the host clock (ms): the CPU dry runs of the gpu_perf tests."""
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1e3
+
+
+NVML_CHECK_ENV = "PYTORCH_NVML_BASED_CUDA_CHECK"
+
+
 def gpu_available() -> bool:
+    """A CUDA device is usable. In batch grading's judge this asks NVML (the env var below, set by the
+    sandbox), so the judge never initializes CUDA and the workers it forks can."""
     return torch.cuda.is_available()
+
+
+def reference(module: str):  # noqa: ANN201 - a module or None
+    """``kernels_ref/<module>.py`` compiled for the GPU (interpreted in the dry run), or None where the
+    tree has none (a student's release, batch grading's snapshot): timed for the record, never scored."""
+    from grader import harness, target
+
+    if not (target.REPO_ROOT / "kernels_ref" / f"{module}.py").is_file():
+        return None
+    return target.load_reference(module, interpret=not harness.gpu_mode())
+
+
+DRY_RUN_ENV = "DRIPSTONE_GPU_DRY_RUN"
+
+
+def dry_run() -> bool:
+    """The engine's dry run: gpu_perf tests run on the CPU at small sizes, never scored (the plugin
+    reports them "pending GPU" whatever they measure); a failure is a bug of the test or the engine."""
+    return os.environ.get(DRY_RUN_ENV) == "1"
+
+
+def device() -> str:
+    """Where gpu_perf tests put their tensors: "cuda", or "cpu" in the dry run."""
+    return "cpu" if dry_run() else "cuda"
+
+
+def size(on_gpu: int, dry: int) -> int:
+    """A gpu_perf test's size: ``on_gpu`` when timed, ``dry`` in the CPU dry run (the interpreter is slow)."""
+    return dry if dry_run() else on_gpu
 
 
 def require_gpu() -> None:
     """Skip as "pending GPU" (not 0, not a pass) where no CUDA device is present."""
+    if dry_run():
+        return
     if not gpu_available():
         pytest.skip(f"{PENDING_GPU}: this tier times kernels on a CUDA device; run `make grade` "
                     "on a machine with a GPU or in the docker image")
 
 
 def compare(
-    candidates: dict[str, Callable[[], object]], *, reps: int = 30, warmup: int = 5
+    candidates: dict[str, Callable[[], object]], *, reps: int = 30, warmup: int = 5, device: str = "cuda"
 ) -> PerfResult:
-    """Time candidates interleaved on the GPU with an L2 flush before each call."""
+    """Time candidates interleaved on the GPU with an L2 flush before each call (host clock on "cpu")."""
+    if device == "cpu":
+        medians = bench_interleaved(candidates, timer=host_timer, warmup=min(warmup, 1), reps=min(reps, 3))
+        return PerfResult(medians, {"device": "cpu (dry run: not a score)"})
     medians = bench_interleaved(
         candidates, timer=cuda_event_timer, flush=l2_flusher(), warmup=warmup, reps=reps
     )
     return PerfResult(medians, device_record())
+
+
+def speedups_vs_ref(result: PerfResult, candidate: str = "learner") -> dict[str, float]:
+    """``{"speedup_vs_ref": x}`` where kernels_ref was timed, else nothing (for the award's record)."""
+    if "kernels_ref" not in result.medians_ms:
+        return {}
+    return {"speedup_vs_ref": result.speedup(candidate, over="kernels_ref")}
 

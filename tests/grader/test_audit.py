@@ -67,6 +67,7 @@ DENIED = [
     ("class Raw:\n    __array_interface__ = {}\ndef f(x):\n    return Raw()", "__array_interface__"),
     ("def f(x):\n    return type('P', (), {'__array_interface__': {}})", "'__array_interface__'"),
     ("import numpy as np\ndef f(x):\n    return np.ctypeslib.as_array", "np.ctypeslib"),
+    ("import tracemalloc\ndef f(x):\n    tracemalloc.reset_peak()\n    return x", "import tracemalloc"),
     ("class M:\n    def __torch_function__(self, *a):\n        return None\ndef f(x):\n    return M()",
      "def __torch_function__"),
 ]

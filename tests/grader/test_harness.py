@@ -182,3 +182,47 @@ def test_defaults_and_values_are_read_where_the_learners_code_runs(submission, m
     monkeypatch.delenv(boundary.ISOLATE_ENV)
     assert fn.defaults() == {"block_m": 64, "block_n": 32, "split": None}
     assert harness.learner_value("u", "c", "MARK") == os.getpid(), "make grade loads it in the process"
+
+
+NUMPY_RESULTS = """
+import numpy as np
+
+def stats(x):
+    a = np.asarray(x, dtype=np.float64)
+    return a.cumsum(), {"max": a.max(), "n": np.int32(a.size)}, [np.arange(3, dtype=np.int16)]
+"""
+
+
+def _checked_in_worker(x, fn):
+    """Test code run beside the learner's (harness.where_learner_runs): its pid and the learner's result."""
+    import os
+
+    return os.getpid(), fn(x)
+
+
+def test_numpy_results_and_checks_cross_the_boundary(submission, monkeypatch):
+    """NumPy exercises (L25's flash_attention_numpy) return arrays and NumPy scalars: they come back as
+    NumPy, equal, with their dtypes; a check run beside the learner's code runs in the worker."""
+    import os
+
+    import numpy as np
+
+    from grader import boundary
+
+    submission("n", NUMPY_RESULTS)
+    fn = harness.learner("u", "n", "stats")
+    here = fn([1.0, 2.0, 4.0])
+    monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+    try:
+        there = fn([1.0, 2.0, 4.0])
+        pid, checked = harness.where_learner_runs(_checked_in_worker, [1.0, 2.0, 4.0], fn)
+    finally:
+        boundary.end_test()
+    for got in (there, checked):
+        cumsum, info, (ints,) = got
+        assert isinstance(cumsum, np.ndarray) and cumsum.dtype == np.float64 and cumsum.tolist() == [1.0, 3.0, 7.0]
+        assert isinstance(info["max"], np.float64) and info["max"] == 4.0
+        assert isinstance(info["n"], np.int32) and info["n"] == 3
+        assert ints.dtype == np.int16 and ints.tolist() == [0, 1, 2]
+    assert pid != os.getpid()
+    assert np.array_equal(here[0], there[0])

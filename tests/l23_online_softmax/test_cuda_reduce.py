@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from grader import cuda
+from grader import cuda, harness
 from grader.compare import assert_close
 from grader.harness import learner
 
@@ -134,12 +134,24 @@ def test_row_stats_merges_in_registers():
     assert_no_spills(c, "softmax_row_stats")
 
 
-def _gpu_compiled(*functions: str) -> cuda.CompiledCu:
-    """The learner's .cu compiled for this GPU; "pending GPU" without one."""
+def _require_gpu_kernels(*functions: str) -> None:
+    """A GPU to run on ("pending GPU" without one) and no TODO left in these functions of the .cu."""
     cuda.require_device()
-    src = cuda.load_cu(UNIT, "cuda_reduce")
-    src.require_done(*functions)
-    return src.compile(arch=cuda.device_arch())
+    cuda.load_cu(UNIT, "cuda_reduce").require_done(*functions)
+
+
+def launch_on_device(kernel: str, grid: tuple[int, ...], block: tuple[int, ...], args: list, *, device: str) -> None:
+    """Compile the learner's .cu for this GPU and launch ``kernel``; where the learner's code runs."""
+    compiled = cuda.load_cu(UNIT, "cuda_reduce").compile(arch=cuda.device_arch())
+    cuda.launch(compiled, kernel, grid, block, [a.to(device) if isinstance(a, torch.Tensor) else a for a in args])
+
+
+def run_block_sum(n: int, grid: int, block: int, *, device: str) -> torch.Tensor:
+    """On the device (harness.on_device): the partial sums of ``values(n, seed=n)``."""
+    x = torch.from_numpy(values(n, seed=n)).to(device)
+    partials = torch.full((grid,), float("nan"), device=device)
+    launch_on_device("block_sum_shfl", (grid,), (block,), [x, partials, n], device=device)
+    return partials
 
 
 @pytest.mark.correctness
@@ -149,14 +161,30 @@ def _gpu_compiled(*functions: str) -> cuda.CompiledCu:
 @pytest.mark.parametrize("n, grid, block", [(1, 1, 32), (1000, 3, 256), (1 << 20, 120, 1024)])
 def test_block_sum_shfl_on_gpu(n, grid, block):
     """On a GPU: the partials add up to the sum (fp64 reference), for several grid and block sizes."""
-    c = _gpu_compiled("warp_sum", "block_sum_shfl")
-    x = torch.from_numpy(values(n, seed=n)).cuda()
-    partials = torch.full((grid,), float("nan"), device="cuda")
-    cuda.launch(c, "block_sum_shfl", (grid,), (block,), [x, partials, n])
+    _require_gpu_kernels("warp_sum", "block_sum_shfl")
+    partials = harness.on_device(run_block_sum, n, grid, block, device="cuda")
+    x = torch.from_numpy(values(n, seed=n))
+    assert partials.shape == (grid,), f"block_sum_shfl: {tuple(partials.shape)} partials, expected {grid}"
     total = partials.double().sum()
     tol = 4 * 2.0**-23 * math.log2(max(n, 2)) * float(x.double().abs().sum())
     exact = float(x.double().sum())
     assert abs(float(total) - exact) <= tol, f"block_sum_shfl: partials sum to {float(total)!r}, expected {exact!r}"
+
+
+def row_stats_input(n_cols: int) -> torch.Tensor:
+    """4 rows: plain, large logits, half -inf, plain (scaled by 30)."""
+    g = torch.Generator().manual_seed(n_cols)
+    x = torch.randn(4, n_cols, generator=g) * 30
+    x[1] += 1000.0
+    x[2, : n_cols // 2] = -torch.inf
+    return x
+
+
+def run_row_stats(n_cols: int, *, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """On the device (harness.on_device): (m, d) of ``row_stats_input(n_cols)``."""
+    m, d = torch.empty(4, device=device), torch.empty(4, device=device)
+    launch_on_device("softmax_row_stats", (4,), (32,), [row_stats_input(n_cols), m, d, 4, n_cols], device=device)
+    return m, d
 
 
 @pytest.mark.correctness
@@ -165,19 +193,28 @@ def test_block_sum_shfl_on_gpu(n, grid, block):
 @pytest.mark.hint("A lane that saw only -inf, or no column at all, holds (-inf, 0): what does your merge do with it?")
 def test_row_stats_on_gpu():
     """On a GPU: (m, d) of rows of 1, 5, 33, 1000 columns, large logits and -inf entries, vs fp64."""
-    c = _gpu_compiled("warp_merge_md", "softmax_row_stats")
+    _require_gpu_kernels("warp_merge_md", "softmax_row_stats")
     for n_cols in (1, 5, 33, 1000):
-        g = torch.Generator().manual_seed(n_cols)
-        x = torch.randn(4, n_cols, generator=g) * 30
-        x[1] += 1000.0
-        x[2, : n_cols // 2] = -torch.inf
-        x = x.cuda()
-        m, d = torch.empty(4, device="cuda"), torch.empty(4, device="cuda")
-        cuda.launch(c, "softmax_row_stats", (4,), (32,), [x, m, d, 4, n_cols])
+        x = row_stats_input(n_cols)
+        m, d = harness.on_device(run_row_stats, n_cols, device="cuda")
         want_m = x.double().amax(dim=1)
         want_d = torch.exp(x.double() - want_m[:, None]).sum(dim=1)
         assert_close(m, want_m, dtype=torch.float32, what=f"softmax_row_stats m ({n_cols} columns)")
         assert_close(d, want_d, dtype=torch.float32, what=f"softmax_row_stats d ({n_cols} columns)")
+
+
+def time_block_sum(n: int, *, device: str) -> dict:
+    """On the device (harness.on_device): one checked launch's partials, then the timing against torch.sum."""
+    from grader import perf
+
+    compiled = cuda.load_cu(UNIT, "cuda_reduce").compile(arch=cuda.device_arch())
+    x = torch.from_numpy(values(n, seed=25)).to(device)
+    grid = 4 * torch.cuda.get_device_properties(0).multi_processor_count
+    partials = torch.empty(grid, device=device)
+    launch = lambda: cuda.launch(compiled, "block_sum_shfl", (grid,), (512,), [x, partials, n])
+    launch()
+    checked = partials.clone()
+    return {"partials": checked, "perf": perf.compare({"learner": launch, "torch.sum": lambda: torch.sum(x)}).as_dict()}
 
 
 @pytest.mark.gpu_perf
@@ -188,15 +225,12 @@ def test_block_sum_shfl_speed(award):
     """2²⁵ floats (the lecture's size) against torch.sum: full marks at 0.7× its speed."""
     from grader import perf
 
-    c = _gpu_compiled("warp_sum", "block_sum_shfl")
+    _require_gpu_kernels("warp_sum", "block_sum_shfl")
     n = 1 << 25
-    x = torch.randn(n, device="cuda")
-    grid = 4 * torch.cuda.get_device_properties(0).multi_processor_count
-    partials = torch.empty(grid, device="cuda")
-    launch = lambda: cuda.launch(c, "block_sum_shfl", (grid,), (512,), [x, partials, n])
-    launch()
-    exact = float(x.double().sum())
-    assert abs(float(partials.double().sum()) - exact) <= 1e-4 * float(x.double().abs().sum()), "wrong sum"
-    result = perf.compare({"learner": launch, "torch.sum": lambda: torch.sum(x)})
+    r = harness.on_device(time_block_sum, n, device="cuda")
+    x = torch.from_numpy(values(n, seed=25)).double()
+    exact = float(x.sum())
+    assert abs(float(r["partials"].double().sum()) - exact) <= 1e-4 * float(x.abs().sum()), "wrong sum"
+    result = perf.PerfResult(**r["perf"])
     speedup = result.speedup("learner", over="torch.sum")
     award(perf.score_fraction(speedup, full_at=0.7), speedup_vs_torch=speedup, **result.as_dict())

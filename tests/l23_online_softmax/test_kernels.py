@@ -7,11 +7,10 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader import perf
+from grader import harness, perf
 from grader.compare import assert_close, describe
 from grader.harness import learner
 from grader.strategies import LogitCase, logit_cases, logits
-from grader.target import load_reference
 from grader.traffic import count_traffic
 
 UNIT = "l23_online_softmax"
@@ -150,19 +149,30 @@ def test_online_two_reads_one_write(shape, dtype, block_n):
 # ---- gpu_perf --------------------------------------------------------------------------------------
 
 
+BAND = slice(0, 256)  # rows of the timed input and output sent back and checked in fp64 by the grader
+
+
+def time_softmax(fn, kwargs: dict, rows: int, cols: int, *, device: str) -> dict:
+    """On the device, where the learner's code runs (harness.on_device): one checked call, then the timing."""
+    g = torch.Generator(device=device).manual_seed(23)
+    x = torch.randn(rows, cols, device=device, dtype=torch.float16, generator=g)
+    y = fn(x, **kwargs)  # through the guards; timed below without their per-call copies
+    bare, ref = fn.resolve(), perf.reference("softmax")
+    candidates = {"learner": lambda: bare(x, **kwargs), "torch.softmax": lambda: torch.softmax(x, dim=-1)}
+    if ref is not None:
+        candidates["kernels_ref"] = lambda: ref.softmax(x)
+    return {"x": x[BAND], "y": y[BAND], "perf": perf.compare(candidates, device=device).as_dict()}
+
+
 def _speed_test(award, fn, *, full_at: float, **kwargs) -> None:
-    x = torch.randn(8192, 4096, device="cuda", dtype=torch.float16)
-    assert_close(fn(x, **kwargs), torch.softmax(x.double(), -1), dtype=x.dtype, what=f"{fn.name} on the GPU")
-    ref = load_reference("softmax", interpret=False)
-    bare = fn.resolve()  # checked above through the guards; timed without their per-call copies
-    result = perf.compare({
-        "learner": lambda: bare(x, **kwargs),
-        "torch.softmax": lambda: torch.softmax(x, dim=-1),
-        "kernels_ref": lambda: ref.softmax(x),
-    })
+    rows, cols = perf.size(8192, 16), perf.size(4096, 2048)
+    r = harness.on_device(time_softmax, fn, kwargs, rows, cols, device=perf.device())
+    what = f"{fn.name} on the GPU ({rows}×{cols}, rows 0-255)"
+    assert_close(r["y"], reference(r["x"]), dtype=torch.float16, what=what)
+    result = perf.PerfResult(**r["perf"])
     speedup = result.speedup("learner", over="torch.softmax")
-    award(perf.score_fraction(speedup, full_at=full_at), speedup_vs_torch=speedup,
-          speedup_vs_ref=result.speedup("learner", over="kernels_ref"), **result.as_dict())
+    award(perf.score_fraction(speedup, full_at=full_at), speedup_vs_torch=speedup, **perf.speedups_vs_ref(result),
+          **result.as_dict())
 
 
 @pytest.mark.gpu_perf

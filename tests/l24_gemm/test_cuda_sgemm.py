@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from grader import cuda, target
+from grader import cuda, harness, target
 from grader.compare import Tolerance, assert_close
 from grader.harness import learner, learner_value
 
@@ -122,6 +122,21 @@ def test_sgemm_cu_stages_tiles_in_shared_memory():
     assert r.spill_stores == r.spill_loads == 0 and r.stack_bytes == 0, f"sgemm_tiled spills: {r.summary()}"
 
 
+def _require_gpu_kernel() -> None:
+    """A GPU to run on ("pending GPU" without one) and no TODO left in sgemm_tiled."""
+    cuda.require_device()
+    cuda.load_cu(UNIT, "sgemm").require_done("sgemm_tiled")
+
+
+def run_sgemm_cu(m: int, n: int, k: int, seed: int, *, device: str) -> torch.Tensor:
+    """On the device (harness.on_device): sgemm.cu's C for ``operands(m, n, k, seed)``."""
+    kernel = cuda.load_cu(UNIT, "sgemm").compile(arch=cuda.device_arch())
+    a, b = (torch.from_numpy(t).to(device) for t in operands(m, n, k, seed=seed))
+    c = torch.full((m, n), float("nan"), device=device)
+    cuda.launch(kernel, "sgemm_tiled", (math.ceil(n / TILE), math.ceil(m / TILE)), (TILE, TILE), [a, b, c, m, n, k])
+    return c
+
+
 @pytest.mark.correctness
 @pytest.mark.exercise("sgemm_cu")
 @pytest.mark.points(4)
@@ -129,16 +144,29 @@ def test_sgemm_cu_stages_tiles_in_shared_memory():
 @pytest.mark.parametrize("m, n, k", [(1, 1, 1), (100, 70, 45), (512, 512, 512)])
 def test_sgemm_cu_on_gpu(m, n, k):
     """On a GPU: equals A @ B in fp64 for tails and a larger square (TF32 off on the reference side)."""
-    cuda.require_device()
-    src = cuda.load_cu(UNIT, "sgemm")
-    src.require_done("sgemm_tiled")
-    kernel = src.compile(arch=cuda.device_arch())
-    a, b = (torch.from_numpy(t).cuda() for t in operands(m, n, k, seed=k))
-    c = torch.full((m, n), float("nan"), device="cuda")
-    cuda.launch(kernel, "sgemm_tiled", (math.ceil(n / TILE), math.ceil(m / TILE)), (TILE, TILE), [a, b, c, m, n, k])
-    torch.cuda.synchronize()
+    _require_gpu_kernel()
+    c = harness.on_device(run_sgemm_cu, m, n, k, k, device="cuda")
+    a, b = (torch.from_numpy(t) for t in operands(m, n, k, seed=k))
     tol = Tolerance(atol=1e-5 * math.sqrt(k), rtol=1e-5)
     assert_close(c, a.double() @ b.double(), dtype=torch.float32, tol=tol, what=f"sgemm_tiled {m}×{n}×{k}")
+
+
+SPEED_ROWS = slice(0, 128)  # rows of C checked in fp64 by the grader after the timing run
+
+
+def time_sgemm_cu(n: int, *, device: str) -> dict:
+    """On the device (harness.on_device): one checked launch, then the timing against cuBLAS SGEMM (TF32 off)."""
+    from grader import perf
+
+    kernel = cuda.load_cu(UNIT, "sgemm").compile(arch=cuda.device_arch())
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a, b = (torch.from_numpy(t).to(device) for t in operands(n, n, n, seed=24))
+    c = torch.empty(n, n, device=device)
+    grid = (n // TILE, n // TILE)
+    launch = lambda: cuda.launch(kernel, "sgemm_tiled", grid, (TILE, TILE), [a, b, c, n, n, n])
+    launch()
+    checked = c[SPEED_ROWS].clone()
+    return {"c": checked, "perf": perf.compare({"learner": launch, "cuBLAS": lambda: torch.matmul(a, b)}).as_dict()}
 
 
 @pytest.mark.gpu_perf
@@ -149,18 +177,12 @@ def test_sgemm_cu_speed(award):
     """2048³ fp32 against cuBLAS SGEMM (TF32 off): full marks at 10 % of cuBLAS, the level of this tiling."""
     from grader import perf
 
-    src = cuda.load_cu(UNIT, "sgemm")
-    src.require_done("sgemm_tiled")
-    kernel = src.compile(arch=cuda.device_arch())
-    torch.backends.cuda.matmul.allow_tf32 = False
+    _require_gpu_kernel()
     n = 2048
-    a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
-    c = torch.empty(n, n, device="cuda")
-    grid = (n // TILE, n // TILE)
-    launch = lambda: cuda.launch(kernel, "sgemm_tiled", grid, (TILE, TILE), [a, b, c, n, n, n])
-    launch()
-    assert_close(c, a.double() @ b.double(), dtype=torch.float32, tol=Tolerance(atol=1e-5 * math.sqrt(n), rtol=1e-5),
-                 what="sgemm_tiled 2048³")
-    result = perf.compare({"learner": launch, "cuBLAS": lambda: torch.matmul(a, b)})
+    r = harness.on_device(time_sgemm_cu, n, device="cuda")
+    a, b = (torch.from_numpy(t).double() for t in operands(n, n, n, seed=24))
+    assert_close(r["c"], a[SPEED_ROWS] @ b, dtype=torch.float32, tol=Tolerance(atol=1e-5 * math.sqrt(n), rtol=1e-5),
+                 what=f"sgemm_tiled {n}³ (rows 0-127)")
+    result = perf.PerfResult(**r["perf"])
     fraction = result.speedup("learner", over="cuBLAS")
     award(perf.score_fraction(fraction, full_at=0.10), fraction_of_cublas=fraction, **result.as_dict())

@@ -11,10 +11,10 @@ import torch.nn.functional as F
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader import perf
+from grader import harness, perf
 from grader.compare import describe
 from grader.harness import learner
-from grader.target import SubmissionError, load_reference
+from grader.target import SubmissionError
 from grader.traffic import count_traffic
 
 UNIT = "l25_flash_attention"
@@ -242,6 +242,29 @@ def test_flash_causal_skips_future_tiles():
 # ---- gpu_perf -----------------------------------------------------------------------------------------
 
 
+def time_flash(shape: tuple[int, int, int, int], causal: bool, *, device: str) -> dict:
+    """On the device, where the learner's code runs (harness.on_device): one checked call, then the timing."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    g = torch.Generator(device=device).manual_seed(11)
+    q, k, v = (torch.randn(*shape, device=device, dtype=torch.float16, generator=g) for _ in range(3))
+    o, lse = flash_attention_fwd(q, k, v, causal)  # through the guards; timed below without their copies
+    bare, ref = flash_attention_fwd.resolve(), perf.reference("attention")
+    backend = SDPBackend.FLASH_ATTENTION if device == "cuda" else SDPBackend.MATH
+
+    def sdpa():
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    candidates = {"learner": lambda: bare(q, k, v, causal), "sdpa_flash": sdpa}
+    if ref is not None:
+        candidates["kernels_ref"] = lambda: ref.flash_attention_fwd(q, k, v, causal)
+    head = (slice(0, 1), slice(0, 1))  # batch 0, head 0: checked in fp64 by the grader
+    return {"q": q[head], "k": k[head], "v": v[head], "o": o[head], "lse": lse[head],
+            "perf": perf.compare(candidates, device=device).as_dict()}
+
+
 @pytest.mark.gpu_perf
 @pytest.mark.exercise("flash_attention_fwd")
 @pytest.mark.points(3)
@@ -249,25 +272,13 @@ def test_flash_causal_skips_future_tiles():
 @pytest.mark.parametrize("causal", [False, True])
 def test_flash_speed(award, causal):
     """(4, 16, 4096, 128) fp16: full marks at 0.6× SDPA's flash backend, partial below."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    torch.backends.cuda.matmul.allow_tf32 = False
-    g = torch.Generator(device="cuda").manual_seed(11)
-    q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
-    o, lse = flash_attention_fwd(q, k, v, causal)
-    torch.cuda.synchronize()
-    assert_attention((o[:1, :1], lse[:1, :1]), q[:1, :1], k[:1, :1], v[:1, :1], "flash_attention_fwd on the GPU "
-                     "(batch 0, head 0)", causal=causal)
-    ref, raw = load_reference("attention", interpret=False), flash_attention_fwd.resolve()
-
-    def sdpa():
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-    result = perf.compare({"learner": lambda: raw(q, k, v, causal), "sdpa_flash": sdpa,
-                           "kernels_ref": lambda: ref.flash_attention_fwd(q, k, v, causal)})
+    shape = (perf.size(4, 1), perf.size(16, 2), perf.size(4096, 128), perf.size(128, 32))
+    r = harness.on_device(time_flash, shape, causal, device=perf.device())
+    assert_attention((r["o"], r["lse"]), r["q"], r["k"], r["v"], "flash_attention_fwd on the GPU (batch 0, head 0)",
+                     causal=causal)
+    result = perf.PerfResult(**r["perf"])
     speedup = result.speedup("learner", over="sdpa_flash")
-    flops = 4 * 4 * 16 * 4096**2 * 128 / (2 if causal else 1)
-    award(perf.score_fraction(speedup, full_at=0.6), speedup_vs_sdpa=speedup,
-          speedup_vs_ref=result.speedup("learner", over="kernels_ref"),
+    b, h, n, d = shape
+    flops = 4 * b * h * n**2 * d / (2 if causal else 1)
+    award(perf.score_fraction(speedup, full_at=0.6), speedup_vs_sdpa=speedup, **perf.speedups_vs_ref(result),
           tflops=flops / (result.medians_ms["learner"] * 1e9), **result.as_dict())
