@@ -28,9 +28,11 @@ import csv
 import fcntl
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
@@ -71,6 +73,7 @@ class Graded:
     problems: tuple[str, ...] = ()
     isolation: str = ""
     wall_s: float = 0.0
+    gpu: str | None = None  # the GPU it was graded on (batch --gpus), as CUDA_VISIBLE_DEVICES named it
 
 
 @dataclass(frozen=True)
@@ -244,6 +247,47 @@ def job_slot() -> Iterator[int]:
     raise BatchError(f"all {MAX_SLOTS} job slots are busy")
 
 
+GPU_WAIT_S = 0.5
+
+
+def visible_gpus(dev: Path = Path("/dev")) -> list[str]:
+    """The GPUs jobs may use: CUDA_VISIBLE_DEVICES where set (Ray sets it per task), else every
+    ``/dev/nvidia<N>``. Read without initializing CUDA."""
+    given = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if given is not None:
+        return [g.strip() for g in given.split(",") if g.strip() and g.strip() != "-1"]
+    numbered = (p.name.removeprefix("nvidia") for p in sandbox.gpu_device_files(dev))
+    return sorted((n for n in numbered if n.isdigit()), key=int)
+
+
+@contextlib.contextmanager
+def gpu_lease(limits: sandbox.Limits) -> Iterator[str | None]:
+    """One visible GPU for this job alone (a lock per GPU, across threads, processes and batches on
+    this machine), waited for while every one is busy: timings on a shared GPU are not comparable.
+    None without ``--gpus``."""
+    if not limits.gpu:
+        yield None
+        return
+    gpus = visible_gpus()
+    if not gpus:
+        raise BatchError("--gpus: no GPU is visible here (no /dev/nvidia<N>, or CUDA_VISIBLE_DEVICES is empty)")
+    SLOTS_DIR.mkdir(mode=0o700, exist_ok=True)
+    while True:
+        for gpu in gpus:
+            fd = os.open(SLOTS_DIR / f"gpu-{re.sub(r'[^A-Za-z0-9-]', '_', gpu)}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            try:
+                yield gpu
+            finally:
+                os.close(fd)
+            return
+        time.sleep(GPU_WAIT_S)
+
+
 def _stage_submission(student: Student, work: Path) -> Path:
     if unpack.is_archive(student.source):
         folder = unpack.submission_root(unpack.unpack(student.source, work / "unpacked"))
@@ -267,7 +311,7 @@ def grade_student(student: Student, plan: Plan, limits: sandbox.Limits) -> Stude
     tests, even if the repository changes during the batch); each student gets a fresh copy of it.
     """
     manifest, runtime = plan.manifest, plan.runtime
-    with tempfile.TemporaryDirectory(prefix="dripstone-job-") as tmp, job_slot() as slot:
+    with tempfile.TemporaryDirectory(prefix="dripstone-job-") as tmp, job_slot() as slot, gpu_lease(limits) as gpu:
         work = Path(tmp)
         work.chmod(0o711)
         try:
@@ -285,13 +329,14 @@ def grade_student(student: Student, plan: Plan, limits: sandbox.Limits) -> Stude
             work / "log.txt",
             slot,
             plan.exercises,
+            gpu,
         )
         outcome = sandbox.run(job, runtime, limits)
         results, problems = validate(manifest, job.report.read_text(errors="replace"), _ended(outcome, limits))
         log = _read_capped(job.log)
     if outcome.timed_out:
         problems.insert(0, f"timed out after {limits.wall_s:g} s")
-    return _output(student, results, problems, runtime, outcome.wall_s, log)
+    return _output(student, results, problems, runtime, outcome.wall_s, log, gpu)
 
 
 def refused(student: Student, plan: Plan, reason: str) -> StudentOutput:
@@ -308,11 +353,18 @@ def _read_capped(path: Path) -> str:
 
 
 def _output(
-    student: Student, results: list[TestResult], problems: list[str], runtime: sandbox.Runtime, wall_s: float, log: str
+    student: Student,
+    results: list[TestResult],
+    problems: list[str],
+    runtime: sandbox.Runtime,
+    wall_s: float,
+    log: str,
+    gpu: str | None = None,
 ) -> StudentOutput:
     report = GradeReport(target=student.name, results=tuple(results))
     units = {u: sum(r.score for r in rs) for u, rs in report.by_unit().items()}
-    graded = Graded(student.name, report.score, report.max_score, units, tuple(problems), runtime.describe(), wall_s)
+    graded = Graded(student.name, report.score, report.max_score, units, tuple(problems), runtime.describe(), wall_s,
+                    gpu)
     payload = gradescope(report)
     if problems:
         payload["output"] = "\n".join([str(payload.get("output", "")), *problems]).strip()
@@ -430,6 +482,9 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] =
         finished[output.graded.student] = output.graded
         progress(1, len(pending), output.graded.student)
 
+    if options.limits.gpu and options.backend is Backend.LOCAL and not visible_gpus():
+        raise BatchError("--gpus: no GPU is visible here (no /dev/nvidia<N>, or CUDA_VISIBLE_DEVICES is empty); "
+                         "grade on a GPU machine, or drop --gpus (the gpu_perf tier is then pending GPU)")
     runner: Runner = run_local
     if options.backend is Backend.RAY:
         from grader import batch_ray

@@ -1,9 +1,10 @@
 """``--backend ray``: the same per-student job (:func:`grader.batch.grade_student`) as Ray tasks.
 
-Each task takes one CPU and carries everything it needs as data, so it runs on any node of the
-cluster: the submission (a tar of the folder, or the archive as it was handed in), the batch's
-snapshot of the grader and tests (one object in Ray's store, shared by all tasks), the manifest
-and the limits. The task probes the sandbox on its own node and returns a
+Each task takes one CPU (and one GPU with ``--gpus``: Ray names it in the task's
+CUDA_VISIBLE_DEVICES, the job leases it and the sandbox binds it) and carries everything it needs
+as data, so it runs on any node of the cluster: the submission (a tar of the folder, or the
+archive as it was handed in), the batch's snapshot of the grader and tests (one object in Ray's
+store, shared by all tasks), the manifest and the limits. The task probes the sandbox on its own node and returns a
 :class:`~grader.batch.StudentOutput`; the driver alone writes into OUT/ and the ledger, in the order
 results arrive, so resuming works exactly as with the local backend.
 
@@ -104,7 +105,11 @@ def _submit_and_collect(
 ) -> None:
     snapshot = ray.put(_tar(plan.snapshot))
     fields = {"units": plan.units, "exercises": plan.exercises, "manifest": plan.manifest}
-    task = ray.remote(num_cpus=1, max_retries=0)(grade_remote)
+    gpus = 1 if options.limits.gpu else 0
+    if gpus and ray.cluster_resources().get("GPU", 0) < 1:
+        raise batch.BatchError("--gpus: the Ray cluster has no GPU; add GPU nodes or drop --gpus")
+    # one GPU per task when asked: Ray sets the task's CUDA_VISIBLE_DEVICES, which the sandbox passes on
+    task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(grade_remote)
     refused: list[batch.StudentOutput] = []
     pending = []
     for student in plan.pending:

@@ -82,7 +82,7 @@ def _batch(args: argparse.Namespace) -> int:
     options = batch.BatchOptions(Path(args.submissions), Path(args.out), jobs=args.jobs, units=tuple(args.unit),
                                  exercises=tuple(args.exercise), backend=batch.Backend(args.backend),
                                  address=args.address,
-                                 limits=sandbox.Limits(wall_s=args.timeout))
+                                 limits=sandbox.Limits(wall_s=args.timeout, gpu=args.gpus))
     try:
         with batch.progress_bar(console) as progress:
             report = batch.run_batch(options, progress)
@@ -145,6 +145,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--backend", choices=["local", "ray"], default="local", help="local processes or Ray tasks")
     b.add_argument("--address", help="Ray cluster address (default: start a local one)")
     b.add_argument("--timeout", type=float, default=900.0, help="wall-clock seconds per student (default 900)")
+    b.add_argument("--gpus", action="store_true",
+                   help="grade the GPU tiers too: one GPU per job (a Ray task asks for one), bound into its sandbox")
     b.set_defaults(func=_batch)
     r = sub.add_parser("release", help="write the learner-facing tree (no solutions, references or corpora)")
     r.add_argument("out", help="a new or empty folder")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,10 @@ class Limits:
     processes: int = 1536
     tmp_bytes: int = 512 * 2**20
     call_timeout_s: float = 60.0
+    # ``batch --gpus``: one GPU per job (CUDA_VISIBLE_DEVICES), its device files bound into the
+    # sandbox, and the memory cap on data (RLIMIT_DATA) rather than address space: CUDA reserves
+    # far more address space than it uses, and fails to start under RLIMIT_AS.
+    gpu: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,7 @@ class Job:
     log: Path
     slot: int = 0
     exercises: tuple[str, ...] = ()
+    gpu: str | None = None  # the CUDA_VISIBLE_DEVICES of this job (batch --gpus); None: no GPU in the sandbox
 
 
 @dataclass(frozen=True)
@@ -210,8 +216,9 @@ def pytest_command(python: Path, repo: Path, target: Path, job: Job, report: str
     ]
 
 
-def _environment(repo: Path, target: Path, tmp: Path, limits: Limits) -> dict[str, str]:
+def _environment(repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str | None = None) -> dict[str, str]:
     return {
+        **({"CUDA_VISIBLE_DEVICES": gpu, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"} if gpu is not None else {}),
         "PATH": f"{sandbox_python().parent}:/usr/bin:/bin",
         "HOME": str(tmp),
         "TMPDIR": str(tmp),
@@ -235,10 +242,13 @@ def _setpriv(uid: int) -> list[str]:
 
 
 def _prlimit(limits: Limits) -> list[str]:
+    memory = [f"--as={limits.address_space}"]
+    if limits.gpu:  # CUDA reserves huge address ranges it never touches; RLIMIT_DATA counts what is used
+        memory = ["--as=unlimited", f"--data={limits.address_space}"]
     return [
         "prlimit",
         f"--cpu={limits.cpu_s}",
-        f"--as={limits.address_space}",
+        *memory,
         f"--stack={limits.stack}",
         f"--fsize={limits.file_size}",
         f"--nproc={limits.processes}",
@@ -293,6 +303,20 @@ def _bwrap_base(python: Path, tmp_bytes: int | None) -> list[str]:
     return cmd
 
 
+GPU_DEVICE = re.compile(r"nvidia(\d+|ctl|-uvm|-uvm-tools|-modeset|-caps)$")
+
+
+def gpu_device_files(dev: Path = Path("/dev")) -> list[Path]:
+    """The NVIDIA device files CUDA opens (``/dev/nvidia0``, ``nvidiactl``, ``nvidia-uvm``, ...)."""
+    return sorted(p for p in dev.glob("nvidia*") if GPU_DEVICE.match(p.name))
+
+
+def _gpu_binds(devices: Sequence[Path]) -> list[str]:
+    """Device files bound in (a GPU job); /sys read-only, where CUDA and NVML read the PCI topology."""
+    binds = [a for d in devices for a in ("--dev-bind", str(d), str(d))]
+    return [*binds, "--ro-bind", "/sys", "/sys"] if devices else binds
+
+
 def _parents(path: Path) -> list[str]:
     """Mount-point folders bwrap would create with the caller's umask (0700 here): world-listable."""
     return [a for parent in reversed(path.parents[:-1]) for a in ("--perms", "0755", "--dir", str(parent))]
@@ -302,10 +326,11 @@ def command(job: Job, runtime: Runtime, limits: Limits, report_fd: int) -> tuple
     """(argv, environment, working folder) of one student's sandboxed grading run."""
     uid = UID_BASE + job.slot
     if runtime.isolation is Isolation.BWRAP:
-        env = _environment(REPO_IN, TARGET_IN, Path("/tmp"), limits)
+        env = _environment(REPO_IN, TARGET_IN, Path("/tmp"), limits, job.gpu)
         inner = pytest_command(runtime.python, REPO_IN, TARGET_IN, job, f"fd:{report_fd}")
         cmd = [
             *_bwrap_base(runtime.python, limits.tmp_bytes if runtime.tmp_size else None),
+            *(_gpu_binds(gpu_device_files()) if job.gpu is not None else ()),
             "--ro-bind",
             str(job.repo),
             str(REPO_IN),
@@ -316,7 +341,7 @@ def command(job: Job, runtime: Runtime, limits: Limits, report_fd: int) -> tuple
         ]
         cmd += [a for k, v in env.items() for a in ("--setenv", k, v)]
         return [*cmd, "--", *_setpriv(uid), *_prlimit(limits), *inner], {}, job.scratch
-    env = _environment(job.repo, job.target, job.scratch, limits)
+    env = _environment(job.repo, job.target, job.scratch, limits, job.gpu)
     inner = pytest_command(runtime.python, job.repo, job.target, job, f"fd:{report_fd}")
     drop = _setpriv(uid) if runtime.isolation is Isolation.SETPRIV else []
     return [*drop, *_prlimit(limits), *inner], env, job.scratch

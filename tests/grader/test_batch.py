@@ -375,3 +375,85 @@ def test_probe_refuses_a_missing_sandbox_python(tmp_path, monkeypatch):
     monkeypatch.setenv(sandbox.SANDBOX_VENV_ENV, str(tmp_path / "nowhere"))
     with pytest.raises(sandbox.SandboxUnavailable, match="make sandbox-env"):
         sandbox.probe()
+
+
+# ---- --gpus: one GPU per job, bound into its sandbox ---------------------------------------------------------
+
+
+def test_gpu_jobs_bind_the_device_files_and_cap_data_not_address_space(monkeypatch, tmp_path):
+    """A GPU job's sandbox: NVIDIA device files bound in, its GPU named, RLIMIT_DATA instead of RLIMIT_AS
+    (CUDA fails to start under an address-space cap); a CPU job gets none of it."""
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm", "nvidia-caps", "nvme0", "null"):
+        (dev / name).touch()
+    assert [p.name for p in sandbox.gpu_device_files(dev)] == [
+        "nvidia-caps", "nvidia-uvm", "nvidia0", "nvidia1", "nvidiactl"]
+    monkeypatch.setattr(sandbox, "gpu_device_files", lambda: [dev / "nvidia1", dev / "nvidiactl"])
+    runtime = sandbox.Runtime(Path(sys.executable), sandbox.Isolation.BWRAP)
+    job = sandbox.Job("s", tmp_path, tmp_path, tmp_path, ("u",), tmp_path / "r", tmp_path / "l", gpu="1")
+    argv, _, _ = sandbox.command(job, runtime, sandbox.Limits(gpu=True), 3)
+    text = " ".join(argv)
+    assert f"--dev-bind {dev / 'nvidia1'} {dev / 'nvidia1'}" in text and "--ro-bind /sys /sys" in text
+    assert argv[argv.index("CUDA_VISIBLE_DEVICES") + 1] == "1"
+    assert argv[argv.index("PYTORCH_NVML_BASED_CUDA_CHECK") + 1] == "1", "the judge never initializes CUDA"
+    assert "--as=unlimited" in argv and f"--data={sandbox.Limits().address_space}" in argv
+    cpu_job = sandbox.Job("s", tmp_path, tmp_path, tmp_path, ("u",), tmp_path / "r", tmp_path / "l")
+    argv, _, _ = sandbox.command(cpu_job, runtime, sandbox.Limits(), 3)
+    assert "--dev-bind" not in argv and "CUDA_VISIBLE_DEVICES" not in argv and "/sys" not in argv
+    assert f"--as={sandbox.Limits().address_space}" in argv
+    argv, env, _ = sandbox.command(job, sandbox.Runtime(Path(sys.executable), sandbox.Isolation.RLIMITS),
+                                   sandbox.Limits(gpu=True), 3)
+    assert env["CUDA_VISIBLE_DEVICES"] == "1" and "--as=unlimited" in argv
+
+
+def test_visible_gpus_follow_cuda_visible_devices_then_the_device_files(monkeypatch, tmp_path):
+    for name in ("nvidia0", "nvidia10", "nvidia2", "nvidiactl"):
+        (tmp_path / name).touch()
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert batch.visible_gpus(tmp_path) == ["0", "2", "10"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,GPU-5f2c")
+    assert batch.visible_gpus(tmp_path) == ["3", "GPU-5f2c"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # what Ray gives a task that asked for no GPU
+    assert batch.visible_gpus(tmp_path) == []
+
+
+def test_each_job_leases_its_own_gpu_and_waits_while_all_are_busy(monkeypatch):
+    """Two GPUs, three jobs: two hold one each, the third waits until one is given back."""
+    import threading
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "test-a,test-b")
+    monkeypatch.setattr(batch, "GPU_WAIT_S", 0.01)
+    limits = sandbox.Limits(gpu=True)
+    with batch.gpu_lease(sandbox.Limits()) as none:
+        assert none is None
+    got: list[str | None] = []
+    with batch.gpu_lease(limits) as a, batch.gpu_lease(limits) as b:
+        assert {a, b} == {"test-a", "test-b"}
+        waiter = threading.Thread(target=lambda: got.append(_lease_once(limits)))
+        waiter.start()
+        waiter.join(0.3)
+        assert waiter.is_alive() and not got, "a third job must wait for a free GPU"
+    waiter.join(10)
+    assert got and got[0] in ("test-a", "test-b")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    with pytest.raises(batch.BatchError, match="no GPU is visible"), batch.gpu_lease(limits):
+        pass
+
+
+def _lease_once(limits: sandbox.Limits) -> str | None:
+    with batch.gpu_lease(limits) as gpu:
+        return gpu
+
+
+def test_a_gpu_batch_without_a_gpu_is_refused_before_grading(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    options = batch.BatchOptions(tmp_path / "subs", tmp_path / "out", units=("l23_online_softmax",),
+                                 limits=sandbox.Limits(gpu=True))
+    try:
+        with pytest.raises(batch.BatchError, match="--gpus: no GPU is visible"):
+            batch.run_batch(options)
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(f"no sandbox: {exc}")
+    assert not (tmp_path / "out" / "done.jsonl").exists()

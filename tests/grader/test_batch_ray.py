@@ -29,9 +29,16 @@ def test_ray_backend_grades_like_the_local_one(tmp_path, monkeypatch):
     shutil.copytree(REPO_ROOT / "exercises", subs / "stub", ignore=shutil.ignore_patterns("__pycache__"))
     (subs / "evil.zip").write_bytes(b"PK\x03\x04 not really a zip")
     options = dict(units=(UNIT,), exercises=EXERCISES, jobs=2)
-    report = batch.run_batch(batch.BatchOptions(subs, tmp_path / "ray", backend=batch.Backend.RAY, **options))
+    # --gpus on a cluster declaring one (logical) GPU: each task must ask Ray for it, Ray names it in the
+    # task's CUDA_VISIBLE_DEVICES and the job leases it (without num_gpus=1 a task sees none and fails)
+    real_init = ray.init
+    monkeypatch.setattr(ray, "init", lambda *a, **k: real_init(*a, num_gpus=1, **k))
+    report = batch.run_batch(batch.BatchOptions(subs, tmp_path / "ray", backend=batch.Backend.RAY,
+                                                limits=sandbox.Limits(gpu=True), **options))
     assert not ray.is_initialized(), "the batch stops the cluster it started"
+    assert {g.student: g.gpu for g in report.graded} == {"full": "0", "stub": "0", "evil": None}
     local = batch.run_batch(batch.BatchOptions(subs, tmp_path / "local", **options))
+    assert all(g.gpu is None for g in local.graded)
     by_ray = {g.student: (g.score, g.max_score) for g in report.graded}
     assert by_ray == {g.student: (g.score, g.max_score) for g in local.graded}
     assert by_ray["full"][0] == by_ray["full"][1] > 0 and by_ray["stub"][0] == 0 and by_ray["evil"][0] == 0
