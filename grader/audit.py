@@ -80,6 +80,8 @@ DENIED_ATTRS = {
     "interpreter": "the Triton interpreter's hooks count and bounds-check traffic",
     "modules": "sys.modules reaches the grader's modules",
     "ctypeslib": "reads raw memory",
+    **dict.fromkeys(("Stream", "ExternalStream", "StreamContext", "stream", "set_stream"),
+                    "work on another CUDA stream escapes gpu_perf's timing (events on the current stream)"),
     **dict.fromkeys(("f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame"),
                     "reaches the grader's frames"),
     **{k: DENIED_NAMES[k] for k in ("TorchFunctionMode", "TorchDispatchMode", "DisableTorchFunction",

@@ -88,6 +88,21 @@ class LearnerFunction:
             return {}
         return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
+    def timed(self) -> Callable[..., Any]:
+        """The learner's function as gpu_perf times it: torch compute still refused (the guard's mode,
+        as in every graded call), without the per-call input copies and checks, which would be timed
+        too. Only where the learner's code runs (a check passed to :func:`on_device`)."""
+        fn = self.resolve()
+        if not self.kernel:
+            return fn
+        from grader import guard
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with guard.refuse_torch_compute(self.name):
+                return _unwrap_interpreter_error(fn, *args, **kwargs)
+
+        return run
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.kernel or self.audited:  # read by the judge before any of the submission's code runs (grader.audit)
             audit.check(target.target_root() / self.unit, self.module, self.name)

@@ -68,6 +68,8 @@ DENIED = [
     ("def f(x):\n    return type('P', (), {'__array_interface__': {}})", "'__array_interface__'"),
     ("import numpy as np\ndef f(x):\n    return np.ctypeslib.as_array", "np.ctypeslib"),
     ("import tracemalloc\ndef f(x):\n    tracemalloc.reset_peak()\n    return x", "import tracemalloc"),
+    ("import torch\ndef f(x):\n    with torch.cuda.stream(None):\n        return x", "torch.cuda.stream"),
+    ("from torch.cuda import set_stream\ndef f(x):\n    return x", "import set_stream"),
     ("class M:\n    def __torch_function__(self, *a):\n        return None\ndef f(x):\n    return M()",
      "def __torch_function__"),
 ]

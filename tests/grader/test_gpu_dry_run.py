@@ -76,6 +76,34 @@ def test_a_wrong_kernel_fails_the_grader_side_check_of_the_timed_run(dry_run, mo
     assert _gpu_perf(stub)["test_fused_speed"].status is Status.TODO
 
 
+KEEPS_TIMED_RESULTS = """
+
+_honest, _kept = softmax_fused, {}
+
+
+def softmax_fused(x, **kwargs):
+    \"\"\"Timing cheat: at the timed size, compute once per tensor object, then hand back that result.\"\"\"
+    if tuple(x.shape) != (16, 2048):  # the dry run's timed size; graded honestly elsewhere
+        return _honest(x, **kwargs)
+    if id(x) not in _kept:
+        _kept[id(x)] = _honest(x, **kwargs)
+    return _kept[id(x)]
+"""
+
+
+def test_a_result_kept_from_the_timed_calls_fails(dry_run, tmp_path):
+    """After the timing the inputs get new values at the same address and the timed function runs
+    once more: a submission that skipped the work in the timed calls returns the old result."""
+    import shutil
+
+    shutil.copytree(REPO_ROOT / "solutions" / "l23_online_softmax", tmp_path / "l23_online_softmax")
+    with (tmp_path / "l23_online_softmax" / "softmax.py").open("a") as f:
+        f.write(KEEPS_TIMED_RESULTS)
+    report = api.grade(tmp_path, units=["l23_online_softmax"], exercises=["softmax_fused"])
+    speed = _gpu_perf(report)["test_fused_speed"]
+    assert speed.status is Status.FAILED and "softmax_fused on the GPU" in speed.message, speed
+
+
 def test_without_the_dry_run_the_tier_stays_pending_and_untimed(monkeypatch):
     if perf.gpu_available():
         pytest.skip("this machine has a GPU")
@@ -83,3 +111,29 @@ def test_without_the_dry_run_the_tier_stays_pending_and_untimed(monkeypatch):
     report = api.grade(REPO_ROOT / "solutions", units=["l23_online_softmax"], exercises=["softmax_fused"])
     speed = _gpu_perf(report)["test_fused_speed"]
     assert speed.status is Status.PENDING_GPU and "dry run" not in speed.message and not speed.record
+
+
+def test_the_released_tree_times_without_kernels_ref(dry_run, tmp_path):
+    """A student's release has no kernels_ref/: its gpu_perf tests time the vendor op (the score) alone."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from grader import release
+
+    built = release.build(tmp_path / "rel")
+    shutil.copytree(REPO_ROOT / "solutions" / "l23_online_softmax", tmp_path / "mine" / "l23_online_softmax")
+    code = (  # the release's own grader (PYTHONPATH), not this repository's
+        "import json, sys; from pathlib import Path; from grader import api\n"
+        "r = api.grade(Path(sys.argv[1]), units=['l23_online_softmax'], exercises=['softmax_fused'])\n"
+        "print(json.dumps([t.__dict__ for t in r.results if t.tier == 'gpu_perf'], default=str))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "mine")], cwd=built.out,
+                          env={**os.environ, "PYTHONPATH": str(built.out)}, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    (speed,) = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "dry run on the CPU passed" in speed["message"], speed
+    assert set(speed["record"]["medians_ms"]) == {"learner", "torch.softmax"}
+    assert "speedup_vs_ref" not in speed["record"]
