@@ -229,22 +229,32 @@ def validate(manifest: list[dict[str, object]], text: str, ended: str) -> tuple[
 
 
 @contextlib.contextmanager
-def job_slot() -> Iterator[int]:
-    """A slot (and so a uid) no other job on this machine holds, across threads, processes, batches."""
+def _first_free(names: Sequence[str]) -> Iterator[str | None]:
+    """The first of ``names`` whose lock under SLOTS_DIR nobody holds, held for the block (across
+    threads, processes and batches on this machine); None when every one is held."""
     SLOTS_DIR.mkdir(mode=0o700, exist_ok=True)
-    for slot in range(MAX_SLOTS):
-        fd = os.open(SLOTS_DIR / f"{slot}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    for name in names:
+        fd = os.open(SLOTS_DIR / f"{name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             continue
         try:
-            yield slot
+            yield name
         finally:
             os.close(fd)
         return
-    raise BatchError(f"all {MAX_SLOTS} job slots are busy")
+    yield None
+
+
+@contextlib.contextmanager
+def job_slot() -> Iterator[int]:
+    """A slot (and so a uid) no other job on this machine holds, across threads, processes, batches."""
+    with _first_free([str(slot) for slot in range(MAX_SLOTS)]) as slot:
+        if slot is None:
+            raise BatchError(f"all {MAX_SLOTS} job slots are busy")
+        yield int(slot)
 
 
 GPU_WAIT_S = 0.5
@@ -271,20 +281,12 @@ def gpu_lease(limits: sandbox.Limits) -> Iterator[str | None]:
     gpus = visible_gpus()
     if not gpus:
         raise BatchError("--gpus: no GPU is visible here (no /dev/nvidia<N>, or CUDA_VISIBLE_DEVICES is empty)")
-    SLOTS_DIR.mkdir(mode=0o700, exist_ok=True)
+    locks = {f"gpu-{re.sub(r'[^A-Za-z0-9-]', '_', gpu)}": gpu for gpu in gpus}
     while True:
-        for gpu in gpus:
-            fd = os.open(SLOTS_DIR / f"gpu-{re.sub(r'[^A-Za-z0-9-]', '_', gpu)}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            try:
-                yield gpu
-            finally:
-                os.close(fd)
-            return
+        with _first_free(list(locks)) as held:
+            if held is not None:
+                yield locks[held]
+                return
         time.sleep(GPU_WAIT_S)
 
 

@@ -124,6 +124,7 @@ class Machine:
     userns_error: str | None = None  # None: an unprivileged user created a user namespace
     sysctls: Mapping[str, str] = field(default_factory=dict)
     in_container: bool = False
+    gpu_devices: tuple[str, ...] = ()  # /dev/nvidia<N>: what `batch --gpus` leases, one job each
 
 
 @dataclass(frozen=True)
@@ -403,6 +404,15 @@ def _check_userns(m: Machine) -> Check:
     return Check("user namespaces", Status.WARN, detail, userns_fix(m))
 
 
+def check_batch_gpus(m: Machine) -> Check:
+    """``batch --gpus``: how many jobs can time kernels at once (one per GPU), or why it is refused."""
+    if not m.gpu_devices:
+        return Check("batch --gpus", Status.OK, "no /dev/nvidia<N> here: `batch --gpus` is refused and the GPU "
+                     "tiers of a batch are pending GPU; run it on a GPU machine")
+    return Check("batch --gpus", Status.OK, f"{len(m.gpu_devices)} GPU(s) ({', '.join(m.gpu_devices)}): one job "
+                 "at a time on each, its device files bound into the sandbox")
+
+
 def doctor_checks(m: Machine, pins: Sequence[Pin], required: tuple[int, int]) -> list[Check]:
     """Everything ``make doctor`` reports, in the order a reader fixes things."""
     has_gpu = m.gpu is not None or bool(m.smi_gpus)
@@ -411,7 +421,7 @@ def doctor_checks(m: Machine, pins: Sequence[Pin], required: tuple[int, int]) ->
         _under("toolchain (requirements*.txt)", toolchain)
         + _under("device", [check_gpu(m), check_triton(m)])
         + _under("tiers", check_tiers(m))
-        + _under("batch grading isolation (instructors)", check_isolation(m))
+        + _under("batch grading isolation (instructors)", [*check_isolation(m), check_batch_gpus(m)])
     )
 
 
@@ -519,7 +529,9 @@ def _first_error(code: int, out: str) -> str | None:
 
 def probe_isolation(tools: frozenset[str]) -> dict[str, object]:
     """Start a sandbox as batch grading would (bwrap as this user), and a user namespace as an unprivileged one."""
-    facts: dict[str, object] = {"sysctls": _read_sysctls(), "in_container": _in_container()}
+    devices = sorted((p.name for p in Path("/dev").glob("nvidia*") if p.name[6:].isdigit()), key=lambda n: int(n[6:]))
+    facts: dict[str, object] = {"sysctls": _read_sysctls(), "in_container": _in_container(),
+                                "gpu_devices": tuple(devices)}
     if "bwrap" in tools:
         facts["bwrap_error"] = error = _first_error(*_run(BWRAP_PROBE, timeout=10))
         if error and "--size" in error:  # grader/sandbox.py then starts bwrap without it

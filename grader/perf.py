@@ -183,4 +183,3 @@ def speedups_vs_ref(result: PerfResult, candidate: str = "learner") -> dict[str,
     if "kernels_ref" not in result.medians_ms:
         return {}
     return {"speedup_vs_ref": result.speedup(candidate, over="kernels_ref")}
-

@@ -172,6 +172,12 @@ def test_tier_checks_cover_every_tier_of_the_engine():
 # ---- isolation ---------------------------------------------------------------------------------------
 
 
+def test_batch_gpus_says_how_many_jobs_can_time_at_once():
+    assert "refused" in doctor.check_batch_gpus(laptop()).detail
+    check = doctor.check_batch_gpus(laptop(gpu_devices=("nvidia0", "nvidia1")))
+    assert check.status is Status.OK and check.detail.startswith("2 GPU(s) (nvidia0, nvidia1): one job at a time")
+
+
 def test_isolation_available_as_root_with_every_tool():
     checks = by_name(doctor.check_isolation(laptop(euid=0)))
     assert checks["isolation"].status is Status.OK and checks["isolation"].detail.startswith("available: bwrap")

@@ -91,10 +91,14 @@ def softmax_fused(x, **kwargs):
 """
 
 
-def test_a_result_kept_from_the_timed_calls_fails(dry_run, tmp_path):
+@pytest.mark.parametrize("isolated", [False, True], ids=["make-grade", "batch-worker"])
+def test_a_result_kept_from_the_timed_calls_fails(dry_run, monkeypatch, tmp_path, isolated):
     """After the timing the inputs get new values at the same address and the timed function runs
     once more: a submission that skipped the work in the timed calls returns the old result."""
     import shutil
+
+    if isolated:
+        monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
 
     shutil.copytree(REPO_ROOT / "solutions" / "l23_online_softmax", tmp_path / "l23_online_softmax")
     with (tmp_path / "l23_online_softmax" / "softmax.py").open("a") as f:
