@@ -457,3 +457,45 @@ def test_a_gpu_batch_without_a_gpu_is_refused_before_grading(tmp_path, monkeypat
     except sandbox.SandboxUnavailable as exc:
         pytest.skip(f"no sandbox: {exc}")
     assert not (tmp_path / "out" / "done.jsonl").exists()
+
+
+RESETS_THE_PEAK = '''
+
+_tiled = flash_attention_numpy
+
+
+def flash_attention_numpy(q, k, v, *, causal=False, sm_scale=None, block_r=16, block_c=16):
+    """Cheat: materialize the n x n scores, then hide the peak from the grader's tracemalloc."""
+    import tracemalloc
+
+    _scores = q @ k.T
+    tracemalloc.reset_peak()
+    return _tiled(q, k, v, causal=causal, sm_scale=sm_scale, block_r=block_r, block_c=block_c)
+'''
+
+
+@pytest.mark.slow
+def test_numpy_exercise_is_graded_in_the_worker_and_its_memory_cheat_refused(tmp_path, monkeypatch):
+    """L25's NumPy FlashAttention through batch grading's worker: the solution scores full marks (its
+    NumPy results used to be refused at the boundary, scoring 0 for everyone), and a submission that
+    resets tracemalloc's peak is refused by the audit, with the line, on that exercise only."""
+    from grader import api
+    from grader.results import Status
+
+    unit = "l25_flash_attention"
+    monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+    honest = api.grade(REPO_ROOT / "solutions", units=[unit], exercises=["flash_attention_numpy"])
+    assert honest.results and all(r.status is Status.PASSED for r in honest.results), [
+        (r.name, r.message) for r in honest.results if r.status is not Status.PASSED]
+    cheat = tmp_path / "cheat"
+    import shutil
+
+    shutil.copytree(REPO_ROOT / "solutions" / unit, cheat / unit, ignore=shutil.ignore_patterns("__pycache__"))
+    with (cheat / unit / "attention.py").open("a") as f:
+        f.write(RESETS_THE_PEAK)
+    graded = api.grade(cheat, units=[unit], exercises=["flash_attention_numpy", "flash_attention_fwd"])
+    numpy_fa2 = [r for r in graded.results if r.exercise == "flash_attention_numpy"]
+    assert numpy_fa2 and all(r.status is Status.FAILED and "import tracemalloc" in r.message for r in numpy_fa2)
+    others = [r for r in graded.results if r.exercise != "flash_attention_numpy"]
+    assert others and all(r.status in (Status.PASSED, Status.PENDING_GPU) for r in others), [
+        (r.name, r.message) for r in others if r.status is not Status.PASSED]
