@@ -499,3 +499,22 @@ def test_numpy_exercise_is_graded_in_the_worker_and_its_memory_cheat_refused(tmp
     others = [r for r in graded.results if r.exercise != "flash_attention_numpy"]
     assert others and all(r.status in (Status.PASSED, Status.PENDING_GPU) for r in others), [
         (r.name, r.message) for r in others if r.status is not Status.PASSED]
+
+
+def test_gpu_device_files_are_bound_into_a_real_sandbox():
+    """bwrap as batch grading starts it for a GPU job, with a host device file standing in for /dev/nvidia0
+    (bwrap's own /dev lacks it): visible inside, /sys readable, the GPU job's limits accepted by prlimit."""
+    python = Path(sys.executable)
+    probe = [*sandbox._bwrap_base(python, None), "--", "true"]
+    if os.geteuid() != 0 or not sandbox._runs(probe):
+        pytest.skip("bwrap cannot start here as root")
+    stand_in = Path("/dev/kmsg")
+    if not stand_in.exists():
+        pytest.skip("no /dev/kmsg to stand in for a GPU device file")
+    check = ["sh", "-c", f"test -c {stand_in} && test -d /sys/devices && echo bound"]
+    limits = sandbox._prlimit(sandbox.Limits(gpu=True))
+    gpu = [*sandbox._bwrap_base(python, None), *sandbox._gpu_binds([stand_in]), "--", *limits, *check]
+    done = subprocess.run(gpu, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "bound", done.stderr
+    cpu = [*sandbox._bwrap_base(python, None), "--", *sandbox._prlimit(sandbox.Limits()), *check]
+    assert subprocess.run(cpu, capture_output=True, text=True, timeout=60).returncode != 0, "a CPU job sees no device"
