@@ -226,3 +226,17 @@ def test_numpy_results_and_checks_cross_the_boundary(submission, monkeypatch):
         assert ints.dtype == np.int16 and ints.tolist() == [0, 1, 2]
     assert pid != os.getpid()
     assert np.array_equal(here[0], there[0])
+
+
+def test_the_judge_refuses_to_fork_a_worker_after_initializing_cuda(submission, monkeypatch):
+    """A worker forked after CUDA was initialized cannot use the GPU: the judge must never touch it."""
+    from grader import boundary
+
+    submission("n", NUMPY_RESULTS)
+    monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    try:
+        with pytest.raises(RuntimeError, match="judge initialized CUDA"):
+            harness.learner("u", "n", "stats")([1.0])
+    finally:
+        boundary.end_test()
