@@ -24,6 +24,7 @@ help:
 	@echo "make env GPU=1                                     ... plus the GPU extras of requirements-gpu.txt"
 	@echo "make doctor                                        what this machine can grade, and how to fix what it cannot"
 	@echo "make bench                                         reference kernels vs copy bandwidth, cuBLAS and SDPA (GPU)"
+	@echo "make gpu-check [OUT=dir]                           every GPU check in one run: bench, GPU tests, batch --gpus"
 	@echo "make bench-batch [JOBS=2] [ARGS=--students 20]     batch grading: students/minute, isolation overhead"
 
 env: $(STAMP)
@@ -74,6 +75,12 @@ hadolint: env
 # attention vs SDPA flash (grader/bench.py). Without a GPU it says so and exits 0.
 bench: env
 	$(PY) -m grader.bench
+
+# Every GPU check in one run (bench, the kernel units' GPU tests on solutions/, batch --gpus), results in
+# OUT (default gpu-check-out/). Installs nothing: the venv if there is one, else python3 (.ci/gpu-check).
+.PHONY: gpu-check
+gpu-check:
+	PY=$(if $(wildcard $(PY)),$(PY),python3) $(if $(OUT),OUT=$(OUT)) .ci/gpu-check
 
 clean-env:
 	rm -rf $(VENV)
