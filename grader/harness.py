@@ -77,9 +77,7 @@ class LearnerFunction:
 
     def defaults(self) -> dict[str, Any]:
         """The default values of the learner's keyword parameters (plain data), read where its code runs."""
-        if boundary.enabled():
-            return boundary.call(f"{self.name} (its defaults)", self._defaults_here, (), {}, inputs_read_only=False)
-        return self._defaults_here()
+        return _beside_learner(f"{self.name} (its defaults)", self._defaults_here, (), {})
 
     def _defaults_here(self) -> dict[str, Any]:
         try:
@@ -141,10 +139,7 @@ def where_learner_runs(check: Callable[..., Any], /, *args: Any, **kwargs: Any) 
     with ``tracemalloc``): ``check`` is trusted test code at module level of a test file. In ``make
     grade`` it runs here; in batch grading, in the test's worker.
     """
-    if boundary.enabled():
-        label = f"{getattr(check, '__name__', 'check')} (beside the learner's code)"
-        return boundary.call(label, check, args, kwargs, inputs_read_only=False)
-    return check(*args, **kwargs)
+    return _beside_learner(f"{getattr(check, '__name__', 'check')} (beside the learner's code)", check, args, kwargs)
 
 
 def on_device(check: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -157,10 +152,15 @@ def on_device(check: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     touches CUDA (a worker forked from a process that initialized CUDA could not use it). The caller
     compares and awards from what comes back.
     """
+    label = f"{getattr(check, '__name__', 'check')} (on the device)"
+    return _beside_learner(label, _on_device_here, (check, args, kwargs), {})
+
+
+def _beside_learner(label: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``fn(*args, **kwargs)`` in batch grading's worker (answered as data), or here in ``make grade``."""
     if boundary.enabled():
-        label = f"{getattr(check, '__name__', 'check')} (on the device)"
-        return boundary.call(label, _on_device_here, (check, args, kwargs), {}, inputs_read_only=False)
-    return _on_device_here(check, args, kwargs)
+        return boundary.call(label, fn, args, kwargs, inputs_read_only=False)
+    return fn(*args, **kwargs)
 
 
 def _on_device_here(check: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -187,9 +187,7 @@ def _to_cpu(value: Any) -> Any:
 
 def learner_value(unit: str, module: str, name: str) -> Any:
     """A module-level value of the target (``cuda_sgemm.TILE``), None where it is not defined."""
-    if boundary.enabled():
-        return boundary.call(f"{module}.{name}", _value_here, (unit, module, name), {}, inputs_read_only=False)
-    return _value_here(unit, module, name)
+    return _beside_learner(f"{module}.{name}", _value_here, (unit, module, name), {})
 
 
 def _value_here(unit: str, module: str, name: str) -> Any:
