@@ -18,9 +18,10 @@ import os
 import statistics
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Protocol
+from types import ModuleType
+from typing import Any, Protocol
 
 import pytest
 
@@ -176,6 +177,37 @@ def compare(
         candidates, timer=cuda_event_timer, flush=l2_flusher(), warmup=warmup, reps=reps
     )
     return PerfResult(medians, device_record())
+
+
+def time_learner(
+    fn,  # noqa: ANN001 - a grader.harness.LearnerFunction (kernel=True)
+    call: Callable[[Callable[..., Any]], Any],
+    inputs: Sequence[torch.Tensor],
+    *,
+    baselines: dict[str, Callable[[], object]],
+    kernels_ref: tuple[str, Callable[[ModuleType], object]] | None,
+    device: str,
+    generator: torch.Generator,
+) -> tuple[Any, PerfResult]:
+    """The gpu_perf protocol of every Triton unit, run where the learner's code runs (an on_device check).
+
+    ``call(f)`` calls ``f`` with the test's inputs (``lambda f: f(x, block_n=64)``). First one call of
+    ``fn`` through every graded check (the guards, inputs untouched, not an input); then ``fn.timed()``
+    (torch compute still refused, no per-call copies) against the ``baselines`` and, where the tree has
+    it, ``kernels_ref = (module, how to call it)``; then the ``inputs`` get new values from
+    ``generator`` at the same addresses and the timed function runs once more. Its output is returned
+    for the grader to check: a result kept from the timed calls fails there.
+    """
+    call(fn)
+    timed = fn.timed()
+    candidates = {"learner": lambda: call(timed), **baselines}
+    ref = reference(kernels_ref[0]) if kernels_ref else None
+    if ref is not None:
+        candidates["kernels_ref"] = lambda: kernels_ref[1](ref)
+    result = compare(candidates, device=device)
+    for t in inputs:
+        t.normal_(generator=generator)
+    return call(timed), result
 
 
 def speedups_vs_ref(result: PerfResult, candidate: str = "learner") -> dict[str, float]:

@@ -96,18 +96,11 @@ def time_transpose(n: int, *, device: str) -> dict:
     """On the device, where the learner's code runs (harness.on_device): one checked call, then the timing."""
     g = torch.Generator(device=device).manual_seed(22)
     x = torch.randn(n, n, device=device, generator=g)
-    transpose(x)  # every graded check once (the guards, inputs untouched, not an input)
-    timed, ref, out = transpose.timed(), perf.reference("transpose"), torch.empty_like(x)
-    candidates = {
-        "learner": lambda: timed(x),
-        "copy": lambda: out.copy_(x),
-        "x.t().contiguous()": lambda: x.t().contiguous(),
-    }
-    if ref is not None:
-        candidates["kernels_ref"] = lambda: ref.transpose(x)
-    result = perf.compare(candidates, device=device)
-    x.copy_(torch.randn(n, n, device=device, generator=g))  # new values, same address: a kept result fails
-    y = timed(x)
+    out = torch.empty_like(x)
+    y, result = perf.time_learner(
+        transpose, lambda f: f(x), [x],
+        baselines={"copy": lambda: out.copy_(x), "x.t().contiguous()": lambda: x.t().contiguous()},
+        kernels_ref=("transpose", lambda ref: ref.transpose(x)), device=device, generator=g)
     band = slice(0, 256)  # rows of x and the matching columns of y, compared by the grader
     return {"x": x[band], "y": y[:, band], "shape": tuple(y.shape), "contiguous": y.is_contiguous(),
             "perf": result.as_dict()}

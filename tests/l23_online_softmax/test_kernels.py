@@ -156,14 +156,9 @@ def time_softmax(fn, kwargs: dict, rows: int, cols: int, *, device: str) -> dict
     """On the device, where the learner's code runs (harness.on_device): one checked call, then the timing."""
     g = torch.Generator(device=device).manual_seed(23)
     x = torch.randn(rows, cols, device=device, dtype=torch.float16, generator=g)
-    fn(x, **kwargs)  # every graded check once (the guards, inputs untouched, not an input)
-    timed, ref = fn.timed(), perf.reference("softmax")
-    candidates = {"learner": lambda: timed(x, **kwargs), "torch.softmax": lambda: torch.softmax(x, dim=-1)}
-    if ref is not None:
-        candidates["kernels_ref"] = lambda: ref.softmax(x)
-    result = perf.compare(candidates, device=device)
-    x.copy_(torch.randn(rows, cols, device=device, dtype=torch.float16, generator=g))  # new values, same address:
-    y = timed(x, **kwargs)  # a result kept from the timed calls fails the grader's check
+    y, result = perf.time_learner(
+        fn, lambda f: f(x, **kwargs), [x], baselines={"torch.softmax": lambda: torch.softmax(x, dim=-1)},
+        kernels_ref=("softmax", lambda ref: ref.softmax(x)), device=device, generator=g)
     return {"x": x[BAND], "y": y[BAND], "perf": result.as_dict()}
 
 

@@ -233,15 +233,9 @@ def time_matmul(n: int, *, device: str) -> dict:
     g = torch.Generator(device=device).manual_seed(12)
     a = torch.randn(n, n, device=device, dtype=torch.bfloat16, generator=g)
     b = torch.randn(n, n, device=device, dtype=torch.bfloat16, generator=g)
-    matmul(a, b)  # every graded check once (the guards, inputs untouched, not an input)
-    timed, ref = matmul.timed(), perf.reference("matmul")
-    candidates = {"learner": lambda: timed(a, b), "torch.matmul": lambda: torch.matmul(a, b)}
-    if ref is not None:
-        candidates["kernels_ref"] = lambda: ref.matmul(a, b)
-    result = perf.compare(candidates, device=device)
-    for t in (a, b):  # new values, same addresses: a result kept from the timed calls fails
-        t.copy_(torch.randn(n, n, device=device, dtype=torch.bfloat16, generator=g))
-    c = timed(a, b)
+    c, result = perf.time_learner(
+        matmul, lambda f: f(a, b), [a, b], baselines={"torch.matmul": lambda: torch.matmul(a, b)},
+        kernels_ref=("matmul", lambda ref: ref.matmul(a, b)), device=device, generator=g)
     rows = slice(0, 256)  # a band of rows, checked in fp64 by the grader
     return {"a": a[rows], "b": b, "c": c[rows], "perf": result.as_dict()}
 
