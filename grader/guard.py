@@ -12,6 +12,7 @@ values on the host (``float(x[i])``, ``print(x)``, ``x == y``, ``x.data_ptr()``,
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,7 +117,13 @@ def _called_by_triton() -> bool:
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_PASS_THROUGH):
         frame = frame.f_back
-    return frame is not None and Path(frame.f_code.co_filename).resolve().is_relative_to(_TRITON_DIR)
+    return frame is not None and _in_folder(frame.f_code.co_filename, _TRITON_DIR)
+
+
+@functools.cache
+def _in_folder(filename: str, folder: Path) -> bool:
+    """Resolved once per file: a compiled launch asks for every tensor argument (timed gpu_perf calls)."""
+    return Path(filename).resolve().is_relative_to(folder)
 
 
 def _copied(base, out) -> bool:
