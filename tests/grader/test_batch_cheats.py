@@ -27,8 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import api, batch, known, sandbox
-from grader.target import REPO_ROOT
+from grader import api
+from grader.authoring import known
+from grader.grading.target import REPO_ROOT
+from grader.instructor import batch, sandbox
 
 UNIT = "l23_online_softmax"
 CHEATS = sorted((Path(__file__).parent / "cheats").glob("*.py"))

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from grader import batch, sandbox
-from grader.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT
+from grader.instructor import batch, sandbox
 
 UNIT = "l23_online_softmax"
 EXERCISES = ("softmax_hbm_bytes", "online_softmax_state")  # quick tests: the cluster is what is tested

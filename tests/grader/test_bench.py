@@ -1,4 +1,4 @@
-"""grader/bench.py (`make bench`): says so and exits 0 without a GPU; its rows report ratios against goals."""
+"""grader/tools/bench.py (`make bench`): says so and exits 0 without a GPU; its rows report ratios against goals."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import sys
 
 import pytest
 
-from grader import bench, perf
-from grader.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT
+from grader.kernels import perf
+from grader.tools import bench
 
 
 @pytest.mark.skipif(perf.gpu_available(), reason="this machine has a GPU: make bench measures instead")
 def test_bench_without_a_gpu_says_so_and_exits_0():
-    proc = subprocess.run([sys.executable, "-m", "grader.bench"], cwd=REPO_ROOT, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "grader.tools.bench"], cwd=REPO_ROOT, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "no CUDA GPU" in proc.stdout and "nothing measured" in proc.stdout
@@ -39,9 +40,11 @@ def test_reference_lookup_and_output_check(monkeypatch):
 
 
 def test_bench_batch_prints_rates_overhead_and_who_fell_short(monkeypatch, capsys):
-    """grader/bench_batch.py with the grading faked: the arithmetic and the full-marks check."""
-    from grader import api, batch, bench_batch, sandbox
-    from grader.results import GradeReport, Status, TestResult, Tier
+    """grader/tools/bench_batch.py with the grading faked: the arithmetic and the full-marks check."""
+    from grader import api
+    from grader.grading.results import GradeReport, Status, TestResult, Tier
+    from grader.instructor import batch, sandbox
+    from grader.tools import bench_batch
 
     clock = iter(range(0, 10_000, 30))  # each timed phase lasts 30 "seconds"
     monkeypatch.setattr(bench_batch.time, "monotonic", lambda: next(clock))

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from grader import api
-from grader.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import api, known
-from grader.known import KnownImpl
-from grader.results import GradeReport, Status, TestResult, Tier
-from grader.target import REPO_ROOT
+from grader import api
+from grader.authoring import known
+from grader.authoring.known import KnownImpl
+from grader.grading.results import GradeReport, Status, TestResult, Tier
+from grader.grading.target import REPO_ROOT
 
 UNITS = api.all_units()
 WRONG = [k for u in UNITS for k in known.known_impls(u, "known_wrong")]

@@ -1,4 +1,4 @@
-"""grader/cuda.py: NVRTC compiles and reports, the simulator's traced traffic, .cu stubs and known files."""
+"""grader/kernels/cuda.py: NVRTC compiles and reports, the simulator's traced traffic, .cu stubs and known files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from grader import cuda, known, stubs
-from grader.target import SubmissionError
+from grader.authoring import known, stubs
+from grader.grading.target import SubmissionError
+from grader.kernels import cuda
 
 os.environ.setdefault(cuda.SIM_ENV, "1")
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from grader import doctor
-from grader.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT
+from grader.tools import doctor
 
 DOCKERFILE = REPO_ROOT / "docker" / "Dockerfile"
 CI_RUN = REPO_ROOT / ".ci" / "run"

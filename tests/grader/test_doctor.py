@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from grader import doctor
-from grader.doctor import Gpu, Machine, Pin, Status
-from grader.results import Tier
-from grader.target import REPO_ROOT
+from grader.grading.results import Tier
+from grader.grading.target import REPO_ROOT
+from grader.tools import doctor
+from grader.tools.doctor import Gpu, Machine, Pin, Status
 
 PINS = [
     Pin("torch", "2.13.0", "requirements.txt"),
@@ -320,7 +320,7 @@ def test_blocking_mode_is_silent_when_all_is_well(monkeypatch, capsys):
 
 def test_doctor_module_parses_as_python_3_8():
     """A too-old Python must still run the doctor and be told so, not die on a SyntaxError."""
-    ast.parse((REPO_ROOT / "grader" / "doctor.py").read_text(), feature_version=(3, 8))
+    ast.parse((REPO_ROOT / "grader" / "tools" / "doctor.py").read_text(), feature_version=(3, 8))
 
 
 # ---- end to end --------------------------------------------------------------------------------------
@@ -350,7 +350,7 @@ def test_python_m_grader_doctor_on_this_machine():
 def test_blocking_doctor_without_site_packages_names_missing_torch():
     """`python -S` hides the environment's packages: the situation `make grade` must explain, not trace back."""
     proc = subprocess.run(
-        [sys.executable, "-S", "-m", "grader.doctor", "--blocking"],
+        [sys.executable, "-S", "-m", "grader.tools.doctor", "--blocking"],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

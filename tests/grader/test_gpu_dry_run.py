@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import api, boundary, known, perf
-from grader.results import Status, Tier
-from grader.target import REPO_ROOT
+from grader import api
+from grader.authoring import known
+from grader.grading import boundary
+from grader.grading.results import Status, Tier
+from grader.grading.target import REPO_ROOT
+from grader.kernels import perf
 
 pytestmark = pytest.mark.slow
 
@@ -125,7 +128,7 @@ def test_the_released_tree_times_without_kernels_ref(dry_run, tmp_path):
     import subprocess
     import sys
 
-    from grader import release
+    from grader.instructor import release
 
     built = release.build(tmp_path / "rel")
     shutil.copytree(REPO_ROOT / "solutions" / "l23_online_softmax", tmp_path / "mine" / "l23_online_softmax")

@@ -7,9 +7,10 @@ import copy
 import pytest
 import torch
 
-from grader import guard, harness, target
-from grader.guard import TorchComputeRefused
-from grader.target import SubmissionError
+from grader.grading import harness, target
+from grader.grading.target import SubmissionError
+from grader.kernels import guard
+from grader.kernels.guard import TorchComputeRefused
 
 
 @pytest.fixture
@@ -165,7 +166,7 @@ def test_defaults_and_values_are_read_where_the_learners_code_runs(submission, m
     """Batch grading's judge never loads the submission: defaults and constants come from the worker."""
     import os
 
-    from grader import boundary
+    from grader.grading import boundary
 
     submission("c", CONSTANTS + "\nimport os\nMARK = os.getpid()\n")
     fn = harness.learner("u", "c", "matmul")
@@ -207,7 +208,7 @@ def test_numpy_results_and_checks_cross_the_boundary(submission, monkeypatch):
 
     import numpy as np
 
-    from grader import boundary
+    from grader.grading import boundary
 
     submission("n", NUMPY_RESULTS)
     fn = harness.learner("u", "n", "stats")
@@ -230,7 +231,7 @@ def test_numpy_results_and_checks_cross_the_boundary(submission, monkeypatch):
 
 def test_the_judge_refuses_to_fork_a_worker_after_initializing_cuda(submission, monkeypatch):
     """A worker forked after CUDA was initialized cannot use the GPU: the judge must never touch it."""
-    from grader import boundary
+    from grader.grading import boundary
 
     submission("n", NUMPY_RESULTS)
     monkeypatch.setenv(boundary.ISOLATE_ENV, "1")

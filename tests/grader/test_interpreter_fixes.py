@@ -1,4 +1,4 @@
-"""grader/interpreter_fixes.py: bf16 kernels under the pinned interpreter compute what torch (and a GPU) compute."""
+"""grader.kernels.interpreter_fixes: bf16 kernels under the pinned interpreter give what torch (and a GPU) compute."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import torch
 import triton
 import triton.language as tl
 
-from grader import interpreter_fixes
+from grader.kernels import interpreter_fixes
 
 interpreter_fixes.install()
 N = 64

@@ -12,8 +12,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.compare import Tolerance, assert_close
-from grader.target import load_reference
+from grader.grading.target import load_reference
+from grader.kit.compare import Tolerance, assert_close
 
 
 @pytest.mark.parametrize("shape, dtype", [((5, 1000), torch.float32), ((3, 4097), torch.float16),

@@ -21,11 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from grader import api, known, nbgrader_course
-from grader.nbgrader_course import CPU_TIERS
-from grader.results import Status
-from grader.stubs import COMMENT, make_stub
-from grader.target import REPO_ROOT
+from grader import api
+from grader.authoring import known
+from grader.authoring.stubs import COMMENT, make_stub
+from grader.grading.results import Status
+from grader.grading.target import REPO_ROOT
+from grader.instructor import nbgrader_course
+from grader.instructor.nbgrader_course import CPU_TIERS
 
 gradebook_api = pytest.importorskip("nbgrader.api", reason="nbgrader: pip install -r requirements-instructor.txt")
 
@@ -42,7 +44,7 @@ BOB_BUGS = {
 }
 # bob also tries to raise his scores inside the grading kernel: with a code cell of his own in L23,
 # and with an L27 answer cell stripped of its %%writefile line (so it would run in the kernel).
-TAMPER = "import grader.nbgrader_course as _g\n\n_g.score_exercise = lambda *a, **k: k['points']\n"
+TAMPER = "import grader.instructor.nbgrader_course as _g\n\n_g.score_exercise = lambda *a, **k: k['points']\n"
 BOB_APPENDS = {
     "l23_online_softmax": {
         "softmax.py": "\n\ndef merge_online_states(a, b):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
@@ -55,7 +57,8 @@ BOB_ADDED_CELL = {"l23_online_softmax": TAMPER}
 # (the kernel's working directory: IPython puts it after PYTHONPATH, the config keeps it off sys.path).
 BOB_FILES = {
     "grader/__init__.py": "",
-    "grader/nbgrader_course.py": "def score_exercise(*a, points, **k):\n    return points\n",
+    "grader/instructor/__init__.py": "",
+    "grader/instructor/nbgrader_course.py": "def score_exercise(*a, points, **k):\n    return points\n",
 }
 
 Scores = dict[tuple[str, str], float]  # (unit, exercise) -> points

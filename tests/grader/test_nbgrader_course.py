@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import api, nbgrader_course
-from grader.nbgrader_course import Exercise, exercise_score, score_exercise, unit_notebook
-from grader.results import GradeReport, Status, TestResult, Tier
-from grader.stubs import make_stub
+from grader import api
+from grader.authoring.stubs import make_stub
+from grader.grading.results import GradeReport, Status, TestResult, Tier
+from grader.instructor import nbgrader_course
+from grader.instructor.nbgrader_course import Exercise, exercise_score, score_exercise, unit_notebook
 
 UNIT = "l23_online_softmax"
 
@@ -120,7 +121,7 @@ def test_generate_assignment_clears_python_regions_and_keeps_the_cuda_stub():
 
 
 def test_autograde_runs_only_the_course_cells():
-    sanitize = pytest.importorskip("grader.nbgrader_sanitize")
+    sanitize = pytest.importorskip("grader.instructor.nbgrader_sanitize")
     nbformat = pytest.importorskip("nbformat")
     header = f"%%writefile {UNIT}/softmax.py"
     source = {"grade-f": (True, "score_exercise(...)"), "module-softmax-py": (False, header + "\ncode")}

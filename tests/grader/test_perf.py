@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader import perf
+from grader.kernels import perf
 
 
 def test_candidates_are_interleaved_with_a_rotating_order_and_flushed_before_each_call():

@@ -8,7 +8,7 @@ import pytest
 
 UNIT_TESTS = '''
 import pytest
-from grader.harness import learner
+from grader.grading.harness import learner
 
 f = learner("l99_demo", "mod", "f")
 
@@ -59,7 +59,7 @@ def course(pytester):
         if source is not None:
             (target / "l99_demo" / "mod.py").write_text(source)
         report = pytester.path / "results.jsonl"
-        result = pytester.runpytest("-p", "grader.plugin", "--target", str(target),
+        result = pytester.runpytest("-p", "grader.grading.plugin", "--target", str(target),
                                     "--dripstone-report", str(report), "tests", *extra)
         rows = [json.loads(line) for line in report.read_text().splitlines()]
         return result, {r["nodeid"].rsplit("::", 1)[1]: r for r in rows}
@@ -99,6 +99,6 @@ def test_missing_module_fails_only_what_needs_it(course):
 
 def test_unmarked_grading_test_is_a_usage_error(pytester):
     pytester.makepyfile(**{"tests/l98_bad/test_bad": "def test_x():\n    pass\n"})
-    result = pytester.runpytest("-p", "grader.plugin", "tests")
+    result = pytester.runpytest("-p", "grader.grading.plugin", "tests")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*grading test tests/l98_bad/test_bad.py::test_x: needs exactly one tier*"])

@@ -8,8 +8,8 @@ import json
 
 from rich.console import Console
 
-from grader import results, scoreboard
-from grader.results import GradeReport, Status, TestResult, Tier
+from grader.grading import results, scoreboard
+from grader.grading.results import GradeReport, Status, TestResult, Tier
 
 
 def _r(name: str, status: Status, score: float, points: float = 2, tier: Tier = Tier.CORRECTNESS, **kw) -> TestResult:

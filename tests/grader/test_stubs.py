@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import stubs
-from grader.stubs import StubError, make_stub
+from grader.authoring import stubs
+from grader.authoring.stubs import StubError, make_stub
 
 SOLUTION = textwrap.dedent('''\
     def f(x):

@@ -7,8 +7,8 @@ import torch
 import triton
 import triton.language as tl
 
-from grader import traffic
-from grader.traffic import KernelMemoryError, count_traffic
+from grader.kernels import traffic
+from grader.kernels.traffic import KernelMemoryError, count_traffic
 
 traffic.install()
 

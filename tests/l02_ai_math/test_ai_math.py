@@ -9,9 +9,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GB, NIC_400G_BYTES_PER_S, GiB
-from grader.harness import learner
+from grader.grading.harness import learner
+from grader.kit.checks import assert_value_error_names as assert_names
 
 UNIT = "l02_ai_math"
 contiguous_strides = learner(UNIT, "ai_math", "contiguous_strides")

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.checks import assert_value_error_names as assert_names
 from grader.constants import MODELS, GiB, Model
-from grader.harness import learner
+from grader.grading.harness import learner
+from grader.kit.checks import assert_value_error_names as assert_names
 
 UNIT = "l08_transformer_ops"
 llama_param_ledger = learner(UNIT, "transformer_ops", "llama_param_ledger")

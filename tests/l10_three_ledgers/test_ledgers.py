@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.checks import assert_number as assert_close
-from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GPUS, MODELS
-from grader.harness import learner
+from grader.grading.harness import learner
+from grader.kit.checks import assert_number as assert_close
+from grader.kit.checks import assert_value_error_names as assert_names
 
 UNIT = "l10_three_ledgers"
 training_flops = learner(UNIT, "ledgers", "training_flops")

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.checks import assert_number as assert_close
-from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GPUS, TB
-from grader.harness import learner
+from grader.grading.harness import learner
+from grader.kit.checks import assert_number as assert_close
+from grader.kit.checks import assert_value_error_names as assert_names
 
 UNIT = "l12_roofline"
 ridge_point = learner(UNIT, "roofline", "ridge_point")

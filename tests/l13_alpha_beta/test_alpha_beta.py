@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.checks import assert_number as assert_close
-from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GB, GPUS, NIC_400G_EFFECTIVE_BYTES_PER_S, GiB
-from grader.harness import learner
+from grader.grading.harness import learner
+from grader.kit.checks import assert_number as assert_close
+from grader.kit.checks import assert_value_error_names as assert_names
 
 UNIT = "l13_alpha_beta"
 transfer_time = learner(UNIT, "alpha_beta", "transfer_time")

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.checks import assert_number as assert_close
-from grader.checks import assert_value_error_names as assert_names
 from grader.constants import GB, GPUS, GiB
-from grader.harness import learner
+from grader.grading.harness import learner
+from grader.kit.checks import assert_number as assert_close
+from grader.kit.checks import assert_value_error_names as assert_names
 
 UNIT = "l18_nccl"
 MiB = 2**20

@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.constants import GPUS
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l22_memory_coalescing"
 warp_sectors = learner(UNIT, "ledger", "warp_sectors")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader import cuda
-from grader.harness import learner
+from grader.grading.harness import learner
+from grader.kernels import cuda
 
 UNIT = "l22_memory_coalescing"
 transpose_smem = learner(UNIT, "cuda_transpose", "transpose_smem")

@@ -7,10 +7,11 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader import harness, perf
-from grader.compare import describe
-from grader.harness import learner
-from grader.traffic import count_traffic
+from grader.grading import harness
+from grader.grading.harness import learner
+from grader.kernels import perf
+from grader.kernels.traffic import count_traffic
+from grader.kit.compare import describe
 
 UNIT = "l22_memory_coalescing"
 transpose = learner(UNIT, "transpose", "transpose", kernel=True)

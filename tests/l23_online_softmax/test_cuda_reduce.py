@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 import torch
 
-from grader import cuda, harness
-from grader.compare import assert_close
-from grader.harness import learner
+from grader.grading import harness
+from grader.grading.harness import learner
+from grader.kernels import cuda
+from grader.kit.compare import assert_close
 
 UNIT = "l23_online_softmax"
 block_sum = learner(UNIT, "cuda_reduce", "block_sum")
@@ -205,7 +206,7 @@ def test_row_stats_on_gpu():
 
 def time_block_sum(n: int, *, device: str) -> dict:
     """On the device (harness.on_device): one checked launch's partials, then the timing against torch.sum."""
-    from grader import perf
+    from grader.kernels import perf
 
     compiled = cuda.load_cu(UNIT, "cuda_reduce").compile(arch=cuda.device_arch())
     x = torch.from_numpy(values(n, seed=25)).to(device)
@@ -223,7 +224,7 @@ def time_block_sum(n: int, *, device: str) -> dict:
 @pytest.mark.hint("Memory-bound: enough blocks to fill every SM, each thread reading many elements.")
 def test_block_sum_shfl_speed(award):
     """2²⁵ floats (the lecture's size) against torch.sum: full marks at 0.7× its speed."""
-    from grader import perf
+    from grader.kernels import perf
 
     _require_gpu_kernels("warp_sum", "block_sum_shfl")
     n = 1 << 25

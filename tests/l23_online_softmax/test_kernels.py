@@ -7,11 +7,12 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader import harness, perf
-from grader.compare import assert_close, describe
-from grader.harness import learner
-from grader.strategies import LogitCase, logit_cases, logits
-from grader.traffic import count_traffic
+from grader.grading import harness
+from grader.grading.harness import learner
+from grader.kernels import perf
+from grader.kernels.traffic import count_traffic
+from grader.kit.compare import assert_close, describe
+from grader.kit.strategies import LogitCase, logit_cases, logits
 
 UNIT = "l23_online_softmax"
 softmax_fused = learner(UNIT, "softmax", "softmax_fused", kernel=True)

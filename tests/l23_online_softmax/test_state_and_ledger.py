@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l23_online_softmax"
 online_softmax_state = learner(UNIT, "softmax", "online_softmax_state")

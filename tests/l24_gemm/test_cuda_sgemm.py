@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 import torch
 
-from grader import cuda, harness, target
-from grader.compare import Tolerance, assert_close
-from grader.harness import learner, learner_value
+from grader.grading import harness, target
+from grader.grading.harness import learner, learner_value
+from grader.kernels import cuda
+from grader.kit.compare import Tolerance, assert_close
 
 UNIT = "l24_gemm"
 TILE = 16  # sgemm.cu's tile (its launch configuration); cuda_sgemm.py's is read from the learner's file
@@ -156,7 +157,7 @@ SPEED_ROWS = slice(0, 128)  # rows of C checked in fp64 by the grader after the 
 
 def time_sgemm_cu(n: int, *, device: str) -> dict:
     """On the device (harness.on_device): one checked launch, then the timing against cuBLAS SGEMM (TF32 off)."""
-    from grader import perf
+    from grader.kernels import perf
 
     kernel = cuda.load_cu(UNIT, "sgemm").compile(arch=cuda.device_arch())
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -175,7 +176,7 @@ def time_sgemm_cu(n: int, *, device: str) -> dict:
 @pytest.mark.hint("A 16 × 16 tile reuses each loaded element 16 times: what limits it next (L24 §3)?")
 def test_sgemm_cu_speed(award):
     """2048³ fp32 against cuBLAS SGEMM (TF32 off): full marks at 10 % of cuBLAS, the level of this tiling."""
-    from grader import perf
+    from grader.kernels import perf
 
     _require_gpu_kernel()
     n = 2048

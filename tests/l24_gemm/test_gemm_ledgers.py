@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l24_gemm"
 tile_intensity = learner(UNIT, "gemm", "tile_intensity")

@@ -10,11 +10,12 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader import harness, perf
-from grader.compare import describe
-from grader.harness import learner
-from grader.target import SubmissionError
-from grader.traffic import count_traffic
+from grader.grading import harness
+from grader.grading.harness import learner
+from grader.grading.target import SubmissionError
+from grader.kernels import perf
+from grader.kernels.traffic import count_traffic
+from grader.kit.compare import describe
 
 UNIT = "l24_gemm"
 matmul = learner(UNIT, "gemm", "matmul", kernel=True)

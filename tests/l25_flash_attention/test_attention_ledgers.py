@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.constants import GPUS
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l25_flash_attention"
 attention_hbm_bytes = learner(UNIT, "attention", "attention_hbm_bytes")

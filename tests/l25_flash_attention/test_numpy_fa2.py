@@ -11,8 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader import harness
-from grader.harness import learner
+from grader.grading import harness
+from grader.grading.harness import learner
 
 UNIT = "l25_flash_attention"
 # audited: its memory is measured with tracemalloc where its code runs, which the audit keeps it from touching

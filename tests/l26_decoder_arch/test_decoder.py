@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.checks import assert_number
-from grader.checks import assert_value_error_names as assert_names
 from grader.constants import MODELS
-from grader.harness import learner
+from grader.grading.harness import learner
+from grader.kit.checks import assert_number
+from grader.kit.checks import assert_value_error_names as assert_names
 
 UNIT = "l26_decoder_arch"
 swiglu_hidden = learner(UNIT, "decoder", "swiglu_hidden")

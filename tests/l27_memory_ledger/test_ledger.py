@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import GB, MODELS, GiB, gb, gib
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l27_memory_ledger"
 training_memory = learner(UNIT, "ledger", "training_memory")

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import GB, MODELS, gb
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l29_zero_fsdp"
 zero_memory_per_gpu = learner(UNIT, "zero", "zero_memory_per_gpu")

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import MODELS
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l30_model_parallel"
 pipeline_bubble_time_fraction = learner(UNIT, "parallel", "pipeline_bubble_time_fraction")

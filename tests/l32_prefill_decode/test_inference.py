@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import GPUS, MODELS
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l32_prefill_decode"
 step_roofline = learner(UNIT, "inference", "step_roofline")

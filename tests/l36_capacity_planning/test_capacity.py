@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import GB, GPUS, MODELS, GiB
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l36_capacity_planning"
 kv_bytes_per_token_per_gpu = learner(UNIT, "capacity", "kv_bytes_per_token_per_gpu")

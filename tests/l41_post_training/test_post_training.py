@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import MODELS, TB, gb
-from grader.harness import learner
+from grader.grading.harness import learner
 
 UNIT = "l41_post_training"
 rlhf_static_bytes = learner(UNIT, "post_training", "rlhf_static_bytes")

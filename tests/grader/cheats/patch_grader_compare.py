@@ -1,9 +1,9 @@
-"""Attack: patch the grader's own comparison (grader.compare.assert_close, its __code__ too, so that
+"""Attack: patch the grader's own comparison (grader.kit.compare.assert_close, its __code__ too, so that
 names imported earlier are fooled) and return garbage."""
 
 import torch
 
-import grader.compare
+import grader.kit.compare
 
 ZERO = ["softmax_fused", "softmax_online"]
 
@@ -12,8 +12,8 @@ def _agree(*args, **kwargs):
     return None
 
 
-grader.compare.assert_close = _agree
-grader.compare.assert_close.__code__ = _agree.__code__
+grader.kit.compare.assert_close = _agree
+grader.kit.compare.assert_close.__code__ = _agree.__code__
 
 
 def softmax_fused(x):

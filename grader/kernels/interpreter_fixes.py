@@ -141,7 +141,7 @@ def install() -> None:
     missing += [h for h in ("sum", "min_max") if not hasattr(interpreter.ReduceOps, h)]
     if missing:
         raise RuntimeError(f"triton {triton.__version__}'s interpreter lacks {missing}: re-check "
-                           "grader/interpreter_fixes.py against the pinned triton (requirements.txt)")
+                           "grader/kernels/interpreter_fixes.py against the pinned triton (requirements.txt)")
     _wrap_builder(interpreter.InterpreterBuilder, interpreter.TensorHandle, tl, interpreter._ir.ROUNDING_MODE.RTNE)
     _wrap_reductions(interpreter.ReduceOps, tl)
     _installed = True

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from torch.overrides import TorchFunctionMode, resolve_name
 
-from grader import traffic
+from grader.kernels import traffic
 
 try:
     import triton

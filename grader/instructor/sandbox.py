@@ -1,6 +1,6 @@
 """One student's grading, isolated: bubblewrap namespaces, an unprivileged uid, rlimits, a wall clock.
 
-What runs is the ordinary grading pytest (``-p grader.plugin``) on a fresh, read-only copy of the
+What runs is the ordinary grading pytest (``-p grader.grading.plugin``) on a fresh, read-only copy of the
 grader and the unit's tests (:func:`stage_repo`: no solutions/, no kernels_ref/, no known-wrong or
 known-right corpus) and a read-only copy of the submission. Layers, outermost first:
 
@@ -11,7 +11,7 @@ known-right corpus) and a read-only copy of the submission. Layers, outermost fi
   student's fork bomb cannot starve another's), no groups, no capabilities, no new privileges;
 * ``prlimit``: CPU seconds, address space, file size, processes, no core files;
 * a wall-clock timeout on the whole process group, then ``kill -9 -1`` as the job's uid;
-* inside, :mod:`grader.boundary` runs the learner's calls in a worker process and the results come
+* inside, :mod:`grader.grading.boundary` runs the learner's calls in a worker process and the results come
   back over an inherited file descriptor the learner never holds.
 
 Where a layer is missing (no bwrap or no user namespaces, not root), :func:`probe` says which and
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from grader.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT
 
 SANDBOX_VENV_ENV = "DRIPSTONE_SANDBOX_VENV"
 DEFAULT_SANDBOX_VENV = Path("/opt/dripstone/venv")
@@ -146,7 +146,7 @@ def probe(python: Path | None = None) -> Runtime:
     if _runs([*_bwrap_base(python, None), "--", "true"]):
         missing.append(
             "this bwrap has no --size (bubblewrap < 0.8): /tmp is not capped by the kernel; the judge stops "
-            "a call that fills it past the cap and deletes its files (grader/boundary.py)"
+            "a call that fills it past the cap and deletes its files (grader/grading/boundary.py)"
         )
         return Runtime(python, Isolation.BWRAP, tuple(missing), tmp_size=False)
     missing.append(
@@ -196,7 +196,7 @@ def pytest_command(python: Path, repo: Path, target: Path, job: Job, report: str
         "pytest",
         *(str(repo / "tests" / u) for u in job.units),
         "-p",
-        "grader.plugin",
+        "grader.grading.plugin",
         "-p",
         "no:cacheprovider",
         "--target",
@@ -232,7 +232,7 @@ def _environment(repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str |
         "DRIPSTONE_ISOLATE": "1",
         "DRIPSTONE_TARGET": str(target),
         "DRIPSTONE_CALL_TIMEOUT": str(limits.call_timeout_s),
-        "DRIPSTONE_TMP_BYTES": str(limits.tmp_bytes),  # the judge's own cap (grader/boundary.py)
+        "DRIPSTONE_TMP_BYTES": str(limits.tmp_bytes),  # the judge's own cap (grader/grading/boundary.py)
         "LANG": "C.UTF-8",
     }
 

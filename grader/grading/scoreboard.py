@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from grader.results import GradeReport, Status, TestResult, Tier, totals
+from grader.grading.results import GradeReport, Status, TestResult, Tier, totals
 
 STYLE = {
     Status.PASSED: ("PASS", "green"),

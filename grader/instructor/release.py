@@ -12,7 +12,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "known_wrong", "known_right")
 FORBIDDEN_DIRS = ("solutions", "kernels_ref", "known_wrong", "known_right")

@@ -5,7 +5,7 @@ clock and thermal drift hit them alike: warm-up, an L2 flush before every timed 
 the median. The score comes from the ratio of medians, never from an absolute time; the record keeps
 the GPU's name, clocks and driver. Without a GPU the test is "pending GPU": neither 0 nor a pass.
 
-The timing runs where the learner's code runs (:func:`grader.harness.on_device`): in ``make grade``
+The timing runs where the learner's code runs (:func:`grader.grading.harness.on_device`): in ``make grade``
 that is the grading process; in batch grading it is the test's worker, forked from a judge that
 never initialized CUDA, and only the medians and a band of the outputs come back. ``device="cpu"``
 times with the host clock instead: the engine's dry runs of every gpu_perf test on a machine
@@ -131,7 +131,7 @@ def gpu_available() -> bool:
 def reference(module: str):  # noqa: ANN201 - a module or None
     """``kernels_ref/<module>.py`` compiled for the GPU (interpreted in the dry run), or None where the
     tree has none (a student's release, batch grading's snapshot): timed for the record, never scored."""
-    from grader import harness, target
+    from grader.grading import harness, target
 
     if not (target.REPO_ROOT / "kernels_ref" / f"{module}.py").is_file():
         return None
@@ -180,7 +180,7 @@ def compare(
 
 
 def time_learner(
-    fn,  # noqa: ANN001 - a grader.harness.LearnerFunction (kernel=True)
+    fn,  # noqa: ANN001 - a grader.grading.harness.LearnerFunction (kernel=True)
     call: Callable[[Callable[..., Any]], Any],
     inputs: Sequence[torch.Tensor],
     *,

@@ -7,7 +7,7 @@ A test module declares what it grades::
 and calls ``softmax_fused(x)``. Nothing is loaded at import: each call loads the target's file
 (cached), finds the function and runs it, so a missing file, a syntax error or a missing function
 fails only the tests that need it, with a message that says what to fix. For kernel exercises the
-call also refuses torch compute ops (:mod:`grader.guard`) and keeps inputs unmodified.
+call also refuses torch compute ops (:mod:`grader.kernels.guard`) and keeps inputs unmodified.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grader import audit, boundary, target
 from grader._lazy import torch
-from grader.target import SubmissionError
+from grader.grading import boundary, target
+from grader.grading.target import SubmissionError
+from grader.kernels import audit
 
 _gpu_mode = False
 
@@ -93,7 +94,7 @@ class LearnerFunction:
         fn = self.resolve()
         if not self.kernel:
             return fn
-        from grader import guard
+        from grader.kernels import guard
 
         def run(*args: Any, **kwargs: Any) -> Any:
             with guard.refuse_torch_compute(self.name):
@@ -102,11 +103,12 @@ class LearnerFunction:
         return run
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.kernel or self.audited:  # read by the judge before any of the submission's code runs (grader.audit)
+        # read by the judge before any of the submission's code runs (grader.kernels.audit)
+        if self.kernel or self.audited:
             audit.check(target.target_root() / self.unit, self.module, self.name)
         if not boundary.enabled():
             return self._call_here(*args, **kwargs)
-        # Batch grading: the learner's code runs in a forked worker (grader.boundary), which also
+        # Batch grading: the learner's code runs in a forked worker (grader.grading.boundary), which also
         # checks, where the learner cannot patch it, that a kernel left its inputs unmodified.
         return boundary.call(self.name, self._call_here, args, kwargs, inputs_read_only=self.kernel)
 
@@ -115,7 +117,7 @@ class LearnerFunction:
         self.check_signature(*args, **kwargs)
         if not self.kernel:
             return fn(*args, **kwargs)
-        from grader import guard, traffic  # guard imports torch: only kernel exercises need it
+        from grader.kernels import guard, traffic  # guard imports torch: only kernel exercises need it
 
         inputs = [a.clone() for a in args if isinstance(a, torch.Tensor)]
         with guard.refuse_torch_compute(self.name), traffic.record_writes() as written:
@@ -164,7 +166,7 @@ def _beside_learner(label: str, fn: Callable[..., Any], args: tuple[Any, ...], k
 
 
 def _on_device_here(check: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    from grader import perf
+    from grader.kernels import perf
 
     previous = _gpu_mode
     set_gpu_mode(not perf.dry_run())  # the dry run interprets the kernels on the CPU
@@ -228,7 +230,7 @@ def _check_written_by_kernel(name: str, out: Any, written: list) -> None:
     The guard refuses torch compute; this catches the rest (NumPy on the host, bytes copied through
     a storage, a cached tensor): the result has to be the memory the Triton kernels wrote.
     """
-    from grader import traffic
+    from grader.kernels import traffic
 
     outs = out if isinstance(out, tuple) else (out,)
     for i, o in enumerate(outs):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = REPO_ROOT / "requirements.txt"
 GPU_REQUIREMENTS = REPO_ROOT / "requirements-gpu.txt"
 PYPROJECT = REPO_ROOT / "pyproject.toml"
@@ -46,7 +46,7 @@ FIX_BWRAP_IN_CONTAINER = (
     "start the container with --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt "
     "apparmor=unconfined (this widens the container's own boundary: see docker/README.md)"
 )
-ISOLATION_LEVELS = {  # grader/sandbox.py's layers, strongest first
+ISOLATION_LEVELS = {  # grader/instructor/sandbox.py's layers, strongest first
     "bwrap": "bwrap: each submission gets its own network, pid and ipc namespaces, uid and resource limits",
     "setpriv": "setpriv: each submission gets its own uid and resource limits; no private network or pids",
     "rlimits": "rlimits only: submissions run as the grader's uid; a fork bomb is not contained",
@@ -340,7 +340,7 @@ def bwrap_fix(m: Machine) -> str:
 
 
 def isolation_level(m: Machine) -> str:
-    """The strongest layer batch grading reaches here, in grader/sandbox.py's order: bwrap, setpriv, rlimits."""
+    """The strongest layer batch grading reaches here, in the sandbox's order: bwrap, setpriv, rlimits."""
     if m.euid != 0 or "setpriv" not in m.tools:
         return "rlimits"
     return "bwrap" if "bwrap" in m.tools and (m.bwrap_error is None or m.bwrap_no_size) else "setpriv"
@@ -488,7 +488,7 @@ def probe_nvidia_smi() -> dict[str, object]:
 def probe_triton_hooks() -> str:
     """Empty when the efficiency tier can wrap this triton's interpreter, else why not."""
     try:
-        from grader import traffic
+        from grader.kernels import traffic
 
         traffic.install()
     except Exception as exc:  # noqa: BLE001 - reported as the reason the tier cannot run
@@ -496,7 +496,7 @@ def probe_triton_hooks() -> str:
     return ""
 
 
-# The sandbox's own namespaces and size-capped /tmp (grader/sandbox.py); --size needs bubblewrap 0.8+.
+# The sandbox's own namespaces and size-capped /tmp (grader/instructor/sandbox.py); --size needs bubblewrap 0.8+.
 BWRAP_PROBE = [
     "bwrap",
     "--die-with-parent",
@@ -534,7 +534,7 @@ def probe_isolation(tools: frozenset[str]) -> dict[str, object]:
                                 "gpu_devices": tuple(devices)}
     if "bwrap" in tools:
         facts["bwrap_error"] = error = _first_error(*_run(BWRAP_PROBE, timeout=10))
-        if error and "--size" in error:  # grader/sandbox.py then starts bwrap without it
+        if error and "--size" in error:  # grader/instructor/sandbox.py then starts bwrap without it
             i = BWRAP_PROBE.index("--size")
             facts["bwrap_no_size"] = _first_error(*_run(BWRAP_PROBE[:i] + BWRAP_PROBE[i + 2 :], timeout=10)) is None
     if "unshare" in tools:
@@ -630,8 +630,8 @@ def emit(report: DoctorReport, *, blocking: bool = False) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m grader.doctor [--blocking]``: runs where ``python -m grader`` cannot (no rich, no torch)."""
-    p = argparse.ArgumentParser(prog="python -m grader.doctor", description=HEADER)
+    """``python -m grader.tools.doctor [--blocking]``: runs where ``python -m grader`` cannot (no rich, no torch)."""
+    p = argparse.ArgumentParser(prog="python -m grader.tools.doctor", description=HEADER)
     p.add_argument("--blocking", action="store_true", help=BLOCKING_HELP)
     args = p.parse_args(argv)
     return emit(doctor(blocking_only=args.blocking), blocking=args.blocking)

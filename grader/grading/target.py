@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TARGET_ENV = "DRIPSTONE_TARGET"
 
 
@@ -87,7 +87,7 @@ def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -
             "code at module level must only define functions and kernels"
         ) from None
     if interpret and _uses_triton(module):  # kernels graded on the CPU must compute what the GPU computes
-        from grader import interpreter_fixes  # (patches the interpreter before any kernel runs)
+        from grader.kernels import interpreter_fixes  # (patches the interpreter before any kernel runs)
 
         interpreter_fixes.install()
     _CACHE[key] = module

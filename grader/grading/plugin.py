@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton (DESIGN §3)
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # numba.cuda exercises run simulated (grader/cuda.py)
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # numba.cuda exercises run simulated (grader/kernels/cuda.py)
 
 import json  # noqa: E402
 import re  # noqa: E402
@@ -15,8 +15,9 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
-from grader import boundary, harness, perf, target  # noqa: E402
-from grader.results import Status, TestResult, Tier  # noqa: E402
+from grader.grading import boundary, harness, target  # noqa: E402
+from grader.grading.results import Status, TestResult, Tier  # noqa: E402
+from grader.kernels import perf  # noqa: E402
 
 TARGET_OPTION = "--target"
 TARGET_HELP = "folder laid out like exercises/ to grade (default: exercises/)"
@@ -81,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
         boundary.protect_fd(int(report[3:]))  # batch grading: learner children never hold it
     elif report:
         Path(report).write_text("")
-    from grader import traffic
+    from grader.kernels import traffic
 
     traffic.install()
 

@@ -1,11 +1,11 @@
-"""``--backend ray``: the same per-student job (:func:`grader.batch.grade_student`) as Ray tasks.
+"""``--backend ray``: the same per-student job (:func:`grader.instructor.batch.grade_student`) as Ray tasks.
 
 Each task takes one CPU (and one GPU with ``--gpus``: Ray names it in the task's
 CUDA_VISIBLE_DEVICES, the job leases it and the sandbox binds it) and carries everything it needs
 as data, so it runs on any node of the cluster: the submission (a tar of the folder, or the
 archive as it was handed in), the batch's snapshot of the grader and tests (one object in Ray's
 store, shared by all tasks), the manifest and the limits. The task probes the sandbox on its own node and returns a
-:class:`~grader.batch.StudentOutput`; the driver alone writes into OUT/ and the ledger, in the order
+:class:`~grader.instructor.batch.StudentOutput`; the driver alone writes into OUT/ and the ledger, in the order
 results arrive, so resuming works exactly as with the local backend.
 
 Without ``--address`` a local cluster with ``--jobs`` CPUs is started (and stopped at the end); with
@@ -22,8 +22,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from grader import batch, sandbox, unpack
-from grader.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT
+from grader.instructor import batch, sandbox, unpack
 
 MAX_SUBMISSION_BYTES = unpack.Caps().total_bytes
 

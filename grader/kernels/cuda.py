@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import target
-from grader.target import SubmissionError
+from grader.grading import target
+from grader.grading.target import SubmissionError
 
 SIM_ENV = "NUMBA_ENABLE_CUDASIM"
 TODO_MACRO = "DRIPSTONE_TODO"
@@ -256,7 +256,7 @@ def require_device() -> None:
     """Skip as "pending GPU" (neither 0 nor a pass) where no CUDA device can run a compiled kernel."""
     import pytest
 
-    from grader import perf
+    from grader.kernels import perf
 
     if not perf.gpu_available():
         pytest.skip(
@@ -568,10 +568,10 @@ def run_sim_kernel(name: str, fn, *args) -> tuple[np.ndarray, SimTraffic]:
     """Call a learner's launcher on device copies of the numpy ``args``; host result and traffic.
 
     The launcher must return a device array (``cuda.device_array``) that its kernels wrote in full,
-    leave its inputs unchanged and never copy to the host. In batch grading (grader.boundary) the
+    leave its inputs unchanged and never copy to the host. In batch grading (grader.grading.boundary) the
     simulated launch runs in the learner's worker and only the host result and the counts come back.
     """
-    from grader import boundary
+    from grader.grading import boundary
 
     if boundary.enabled():
         host, counts = boundary.call(name, _sim_kernel_as_data, (name, fn, *args), {}, inputs_read_only=False)

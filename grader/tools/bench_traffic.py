@@ -1,6 +1,6 @@
 """Measure what counting traffic costs: the L23 solution kernels with and without the hook.
 
-``python -m grader.bench_traffic`` prints medians measured side by side in one run. The hook wraps
+``python -m grader.tools.bench_traffic`` prints medians measured side by side in one run. The hook wraps
 the interpreter's classes, so "plain" runs in a child process that never installs it.
 """
 
@@ -22,8 +22,8 @@ REPS = 7
 def _time_cases(count: bool) -> dict[str, float]:
     import torch
 
-    from grader import traffic
-    from grader.target import REPO_ROOT, load_file
+    from grader.grading.target import REPO_ROOT, load_file
+    from grader.kernels import traffic
 
     if count:
         traffic.install()
@@ -50,7 +50,7 @@ def main() -> None:
     if sys.argv[1:] == ["--child-plain"]:
         print(json.dumps(_time_cases(count=False)))
         return
-    child = [sys.executable, "-m", "grader.bench_traffic", "--child-plain"]
+    child = [sys.executable, "-m", "grader.tools.bench_traffic", "--child-plain"]
     plain = json.loads(subprocess.run(child, capture_output=True, text=True, check=True).stdout)
     counted = _time_cases(count=True)
     print(f"{'kernel':16} {'plain (s)':>10} {'counted (s)':>12} {'ratio':>6}")

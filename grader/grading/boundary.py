@@ -1,6 +1,6 @@
 """The trusted boundary inside a grading process: learner code runs in a forked child, never here.
 
-In batch grading (``DRIPSTONE_ISOLATE=1``, set by :mod:`grader.sandbox`) the pytest process is the
+In batch grading (``DRIPSTONE_ISOLATE=1``, set by :mod:`grader.instructor.sandbox`) the pytest process is the
 judge. The first learner call of each test forks a *worker*; the worker loads the learner's module,
 runs each call of that test under the kernel guard and the traffic counters and sends back a plain
 result; the plugin ends it when the test ends (:func:`end_test`), so nothing the learner keeps in
@@ -26,7 +26,7 @@ worker per test rather than one per call (hypothesis calls a function hundreds o
 
 What the child reports besides its output (bytes counted by the traffic hook, a guard refusal, the
 written-by-a-kernel check) is computed where the learner's code runs; the judge's static audit
-(:mod:`grader.audit`, before the first call) refuses the code that could forge it (grader/BATCH.md).
+(:mod:`grader.kernels.audit`, before the first call) refuses the code that could forge it (grader/BATCH.md).
 Single-learner ``make grade`` does not fork: a learner cheating on their own machine only fools
 themselves, and grading stays fast.
 
@@ -55,9 +55,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from grader import traffic
 from grader._lazy import torch
-from grader.target import SubmissionError, target_root
+from grader.grading.target import SubmissionError, target_root
+from grader.kernels import traffic
 
 ISOLATE_ENV = "DRIPSTONE_ISOLATE"
 CALL_TIMEOUT_ENV = "DRIPSTONE_CALL_TIMEOUT"
@@ -501,7 +501,7 @@ def _add_traffic(counts: list[dict[str, Any]]) -> None:
 
 def _rebuild(raised: _Raised) -> BaseException:
     """An exception of the same meaning: TODO stays NotImplementedError, grader errors keep their class."""
-    from grader import guard
+    from grader.kernels import guard
 
     where = f" ({raised.where})" if raised.where else ""
     known: dict[str, type[BaseException]] = {

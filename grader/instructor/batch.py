@@ -1,9 +1,9 @@
 """Grade a folder of untrusted submissions: one sandboxed run per student, resumable, scores decided here.
 
 ``SUBMISSIONS/`` holds one entry per student: a folder laid out like ``exercises/``, or a .zip /
-.tar.gz of one (:mod:`grader.unpack`). ``OUT/`` receives::
+.tar.gz of one (:mod:`grader.instructor.unpack`). ``OUT/`` receives::
 
-    OUT/<student>/results.json    Gradescope schema (grader.results.gradescope)
+    OUT/<student>/results.json    Gradescope schema (grader.grading.results.gradescope)
     OUT/<student>/log.txt         the grading run's output, capped
     OUT/manifest.json             the graded tests, collected here without any learner code
     OUT/done.jsonl                one line per finished student: the resume ledger
@@ -39,8 +39,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from grader import sandbox, unpack
-from grader.results import GradeReport, Status, TestResult, Tier, gradescope
+from grader.grading.results import GradeReport, Status, TestResult, Tier, gradescope
+from grader.instructor import sandbox, unpack
 
 LOG_CAP_BYTES = 1 << 20
 SLOTS_DIR = Path("/tmp/dripstone-slots")
@@ -139,7 +139,7 @@ def collect_manifest(repo: Path, units: Sequence[str], exercises: Sequence[str],
         "-q",
         *(str(repo / "tests" / u) for u in units),
         "-p",
-        "grader.plugin",
+        "grader.grading.plugin",
         "-p",
         "no:cacheprovider",
         "--dripstone-manifest",
@@ -489,7 +489,7 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] =
                          "grade on a GPU machine, or drop --gpus (the gpu_perf tier is then pending GPU)")
     runner: Runner = run_local
     if options.backend is Backend.RAY:
-        from grader import batch_ray
+        from grader.instructor import batch_ray
 
         runner = batch_ray.run_ray
     with tempfile.TemporaryDirectory(prefix="dripstone-batch-") as tmp:

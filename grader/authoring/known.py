@@ -31,7 +31,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT
 
 KINDS = ("known_wrong", "known_right")
 
@@ -61,7 +61,7 @@ def _literal(tree: ast.Module, name: str, path: Path):
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
             return ast.literal_eval(node.value)
-    raise ValueError(f"{path}: declare {name} = ... (see grader/known.py)")
+    raise ValueError(f"{path}: declare {name} = ... (see grader/authoring/known.py)")
 
 
 _CU_DECL = re.compile(r"^//\s*(MODULE|REJECTED_BY|ACCEPTED)\s*=\s*(.+)$")

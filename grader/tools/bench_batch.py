@@ -11,7 +11,7 @@ It prints students per minute for each, and the isolation overhead per student (
 against alone). Every copy must score full marks in every mode, or the run says which did not.
 Noisy machines give noisy numbers: compare the rows of one run, not runs on different days.
 
-    python -m grader.bench_batch [--students 20] [--jobs 2] [--unit 23]
+    python -m grader.tools.bench_batch [--students 20] [--jobs 2] [--unit 23]
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import api, batch, sandbox
-from grader.target import REPO_ROOT
+from grader import api
+from grader.grading.target import REPO_ROOT
+from grader.instructor import batch, sandbox
 
 
 def _copies(root: Path, unit: str, n: int) -> Path:
@@ -40,7 +41,7 @@ def _full(report) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.bench_batch", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m grader.tools.bench_batch", description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--unit", default="23")

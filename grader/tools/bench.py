@@ -1,7 +1,7 @@
 """``make bench``: the reference kernels against the hardware and the vendor, side by side, in one run.
 
 On one GPU, in one process, every row is timed interleaved with its baseline (warm-up, L2 flush,
-CUDA events, median: :func:`grader.perf.bench_interleaved`) and reported as a ratio, never as an
+CUDA events, median: :func:`grader.kernels.perf.bench_interleaved`) and reported as a ratio, never as an
 absolute time alone:
 
 * softmax (kernels_ref/softmax.py), transpose (kernels_ref/transpose.py, and the CUDA C++
@@ -23,7 +23,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from grader import perf, target
+from grader.grading import target
+from grader.kernels import perf
 
 COPY_GOAL, MATMUL_GOAL, ATTENTION_GOAL = 0.85, 0.9, 0.8
 ATTENTION_NAMES = ("flash_attention_fwd", "attention", "flash_attention")
@@ -115,7 +116,7 @@ def cuda_transpose_row() -> Row:
     """kernels_ref/transpose.cu (CUDA C++, NVRTC) as a fraction of the copy bandwidth."""
     import torch
 
-    from grader import cuda
+    from grader.kernels import cuda
 
     shape, path = "8192×8192 fp32", target.REPO_ROOT / "kernels_ref" / "transpose.cu"
     if not path.is_file():

@@ -1,0 +1,1 @@
+"""Course authoring: stubs generated from solutions/, known-wrong and known-right implementations."""

@@ -1,0 +1,1 @@
+"""What ``make grade`` runs: the pytest plugin, the loading layer to learner code, targets, results, scoreboard."""

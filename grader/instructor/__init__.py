@@ -1,0 +1,1 @@
+"""Instructor operations: batch grading (sandbox, unpacking, Ray), nbgrader, the student release."""

@@ -1,0 +1,1 @@
+"""The test kit for grading tests."""

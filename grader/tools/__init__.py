@@ -1,0 +1,1 @@
+"""Machine tools: ``doctor`` (what this machine can grade) and the benchmarks (``make bench*``)."""
