@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 from grader.grading import boundary, harness, target  # noqa: E402
 from grader.grading.results import Status, TestResult, Tier  # noqa: E402
 from grader.kernels import perf  # noqa: E402
+from grader.kit.marks import MARK as GRADE_MARK  # noqa: E402
+from grader.kit.marks import MARK_HELP  # noqa: E402
 
 TARGET_OPTION = "--target"
 TARGET_HELP = "folder laid out like exercises/ to grade (default: exercises/)"
@@ -60,6 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 MARKERS = (
+    MARK_HELP,
     "correctness: tier: right answers on CPU",
     "efficiency: tier: counted traffic and launches held against the unit's ledger",
     "gpu_perf: tier: timed on a GPU against the vendor op; pending without one",
@@ -97,8 +100,36 @@ def unit_of(item: pytest.Item) -> str | None:
 
 
 def _grading_markers(item: pytest.Item) -> tuple[str, str, float]:
+    """(tier, exercise, points) of a grading test, from its ``@grade(...)`` marker; UsageError if wrong."""
+    mark = item.get_closest_marker(GRADE_MARK)
+    if mark is None:
+        return _legacy_markers(item)
+    kw, unit = mark.kwargs, unit_of(item)
+    if kw.get("unit") != unit:
+        raise pytest.UsageError(
+            f"grading test {item.nodeid} grades {kw.get('unit')}'s `{kw.get('exercise')}` but lives in tests/{unit}/: "
+            f"declare the exercise with learner({unit!r}, ...)"
+        )
+    if sum(1 for _ in item.iter_markers(GRADE_MARK)) != 1:
+        raise pytest.UsageError(f"grading test {item.nodeid}: exactly one @grade(...) marker, found several")
+    return kw["tier"], kw["exercise"], float(kw["points"])
+
+
+def _hint(item: pytest.Item) -> str:
+    mark = item.get_closest_marker(GRADE_MARK)
+    if mark is not None:
+        return mark.kwargs.get("hint", "")
+    legacy = item.get_closest_marker("hint")
+    return legacy.args[0] if legacy else ""
+
+
+def _legacy_markers(item: pytest.Item) -> tuple[str, str, float]:
     tiers = [t for t in TIERS if item.get_closest_marker(t)]
     ex, pts = item.get_closest_marker("exercise"), item.get_closest_marker("points")
+    if not tiers and ex is None and pts is None:
+        raise pytest.UsageError(
+            f"grading test {item.nodeid}: needs @grade(<exercise>, <tier>, points=n, hint=...) from grader.kit"
+        )
     problems = []
     if len(tiers) != 1:
         problems.append(f"needs exactly one tier marker of {TIERS}, has {tiers}")
@@ -138,16 +169,20 @@ def _write_manifest(path: Path, items: list[pytest.Item]) -> None:
     path.write_text(json.dumps(graded, indent=1))
 
 
+def _is_gpu_perf(item: pytest.Item) -> bool:
+    return unit_of(item) is not None and _grading_markers(item)[0] == Tier.GPU_PERF.value
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """gpu_perf without a GPU is pending, not failed."""
-    if unit_of(item) and item.get_closest_marker("gpu_perf"):
+    if _is_gpu_perf(item):
         perf.require_gpu()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """Run gpu_perf tests against learner kernels compiled for the GPU, others interpreted."""
-    harness.set_gpu_mode(bool(item.get_closest_marker("gpu_perf")))
+    harness.set_gpu_mode(_is_gpu_perf(item))
     try:
         return (yield)
     finally:
@@ -193,8 +228,7 @@ def _learner_frame(exc: BaseException) -> str:
 
 def _classify(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None]) -> TestResult:
     tier, exercise, points = _grading_markers(item)
-    hint_marker = item.get_closest_marker("hint")
-    hint = hint_marker.args[0] if hint_marker else ""
+    hint = _hint(item)
     props = dict(report.user_properties)
     base = dict(nodeid=item.nodeid, unit=unit_of(item), exercise=exercise, tier=Tier(tier),
                 points=points, duration_s=round(report.duration, 3))

@@ -1,1 +1,84 @@
-"""The test kit for grading tests."""
+"""The test kit: everything a unit's grading tests import, from one place (``from grader.kit import ...``).
+
+Declaring what a test grades
+    learner(unit, module, name, *, kernel=False, audited=False)  a learner function, loaded at call time
+    cuda_kernel(unit, module, name)     a CUDA C++ kernel exercise of ``<module>.cu`` (compiled, not called)
+    grade(exercise, tier, *, points, hint)  the one marker of a grading test: tier, points, hint; the
+                                        exercise and its unit come from the declaration above
+
+Exact ledgers (pure Python: a ledger unit never imports torch)
+    assert_exact(got, want, what, *, why="", unit="")  an int (not a bool, not a float) equal to want
+    assert_parts(got, want, what, *, total=None)       a dict of named exact parts, then its total
+    assert_number(got, want, what, *, rel=1e-9)        a real number (not a bool) within rel of want
+    assert_rejects(fn, args, name, kwargs=None)        ValueError whose message names the argument
+    assert_rejects_all(fn, table)                      the same for each (args, name) row of a table
+    human_bytes(n)                                     "1,120,000,000,000 B (1120 GB = 1043 GiB)"
+
+Tensors and kernels (import torch on first use)
+    assert_close(actual, expected, *, dtype, what)     per-dtype tolerances, first mismatching index
+    describe(t), Tolerance, TOLERANCES
+    count_traffic()                                    bytes loaded and stored, launches, bounds-checked
+    logits, logit_cases, LogitCase                     hypothesis strategies with tails and hostile values
+
+The gpu_perf tier
+    on_device(check, ...), where_learner_runs(check, ...), learner_value(unit, module, name)
+    perf                                               the protocol: perf.time_learner, perf.size, perf.device
+    award_speedup(award, result, *, over, full_at)     score a timed ratio and record what it was based on
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from grader.grading.harness import LearnerFunction, learner, learner_value, on_device, where_learner_runs
+from grader.kit.checks import (
+    assert_exact,
+    assert_number,
+    assert_parts,
+    assert_rejects,
+    assert_rejects_all,
+    human_bytes,
+)
+from grader.kit.marks import CudaKernel, cuda_kernel, grade
+
+# Names that need torch, imported when a test first asks for them.
+_LAZY = {
+    "assert_close": "grader.kit.compare",
+    "describe": "grader.kit.compare",
+    "Tolerance": "grader.kit.compare",
+    "TOLERANCES": "grader.kit.compare",
+    "count_traffic": "grader.kernels.traffic",
+    "logits": "grader.kit.strategies",
+    "logit_cases": "grader.kit.strategies",
+    "LogitCase": "grader.kit.strategies",
+    "award_speedup": "grader.kernels.perf",
+}
+
+__all__ = [
+    "CudaKernel",
+    "LearnerFunction",
+    "assert_exact",
+    "assert_number",
+    "assert_parts",
+    "assert_rejects",
+    "assert_rejects_all",
+    "cuda_kernel",
+    "grade",
+    "human_bytes",
+    "learner",
+    "learner_value",
+    "on_device",
+    "perf",
+    "where_learner_runs",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    """``perf`` and the torch-backed helpers, imported on first use (PEP 562)."""
+    if name == "perf":
+        return importlib.import_module("grader.kernels.perf")
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'grader.kit' has no attribute {name!r}")

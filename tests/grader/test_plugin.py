@@ -7,41 +7,30 @@ import json
 import pytest
 
 UNIT_TESTS = '''
-import pytest
-from grader.grading.harness import learner
+from grader.kit import grade, learner
 
 f = learner("l99_demo", "mod", "f")
+g = learner("l99_demo", "mod", "g")
 
-@pytest.mark.correctness
-@pytest.mark.exercise("f")
-@pytest.mark.points(2)
-@pytest.mark.hint("Is it doubled?")
+@grade(f, "correctness", points=2, hint="Is it doubled?")
 def test_doubles():
     assert f(2) == 4, f"f(2) = {f(2)}, expected 4"
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("g")
-@pytest.mark.points(1)
+@grade(g, "efficiency", points=1)
 def test_g():
-    assert learner("l99_demo", "mod", "g")() == 1
+    assert g() == 1
 
-@pytest.mark.gpu_perf
-@pytest.mark.exercise("f")
-@pytest.mark.points(3)
+@grade(f, "gpu_perf", points=3)
 def test_speed(award):
     award(0.5, speedup=0.45)
 
-@pytest.mark.correctness
-@pytest.mark.exercise("f")
-@pytest.mark.points(4)
+@grade(f, "correctness", points=4)
 def test_partial(award):
     award(0.25, reason="a quarter")
 
 from hypothesis import given, strategies as st
 
-@pytest.mark.correctness
-@pytest.mark.exercise("f")
-@pytest.mark.points(1)
+@grade(f, "correctness", points=1)
 @given(x=st.integers(0, 1000))
 def test_property(x):
     assert f(x) == 2 * x, f"f({x}) = {f(x)}"
@@ -101,4 +90,28 @@ def test_unmarked_grading_test_is_a_usage_error(pytester):
     pytester.makepyfile(**{"tests/l98_bad/test_bad": "def test_x():\n    pass\n"})
     result = pytester.runpytest("-p", "grader.grading.plugin", "tests")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*grading test tests/l98_bad/test_bad.py::test_x: needs exactly one tier*"])
+    result.stderr.fnmatch_lines(["*grading test tests/l98_bad/test_bad.py::test_x: *@grade(*"])
+
+
+def test_exercise_of_another_unit_is_a_usage_error(pytester):
+    """The unit comes from the declaration and must be the folder's: a copied test cannot grade the wrong unit."""
+    src = "from grader.kit import grade, learner\nf = learner('l97_other', 'mod', 'f')\n\n" \
+          "@grade(f, 'correctness', points=1)\ndef test_x():\n    pass\n"
+    pytester.makepyfile(**{"tests/l98_bad/test_bad": src})
+    result = pytester.runpytest("-p", "grader.grading.plugin", "tests")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*grades l97_other's `f` but lives in tests/l98_bad/*"])
+
+
+@pytest.mark.parametrize("tier, points, error", [
+    ("speed", 1, "tier 'speed' is not one of"),
+    ("correctness", 0, "points must be a number > 0"),
+    ("correctness", True, "points must be a number > 0"),
+])
+def test_grade_refuses_bad_declarations(tier, points, error):
+    from grader.kit import grade, learner
+
+    with pytest.raises(ValueError, match=error):
+        grade(learner("l99_demo", "mod", "f"), tier, points=points)
+    with pytest.raises(TypeError, match="declared exercise"):
+        grade("f", "correctness", points=1)

@@ -1,0 +1,57 @@
+"""``@grade(exercise, tier, points=..., hint=...)``: the one marker of a grading test.
+
+The exercise is the object the test module declared (``learner(...)`` or ``cuda_kernel(...)``), so
+its name is typed once and its unit is known: the plugin refuses a test whose exercise belongs to
+another unit than the folder the test lives in, a tier that does not exist, or points that are not
+positive, at collection, before anything is graded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import pytest
+
+from grader.grading.results import Tier
+
+MARK = "grade"
+MARK_HELP = "grade(exercise=, unit=, tier=, points=, hint=): what a grading test grades (grader.kit.grade)"
+
+
+class Exercise(Protocol):
+    """What ``grade`` needs of an exercise: its unit and its name."""
+
+    unit: str
+    name: str
+
+
+@dataclass(frozen=True)
+class CudaKernel:
+    """A CUDA C++ kernel exercise: ``extern "C" __global__ <name>`` in the target's ``<unit>/<module>.cu``."""
+
+    unit: str
+    module: str
+    name: str
+
+
+def cuda_kernel(unit: str, module: str, name: str) -> CudaKernel:
+    """Declare a CUDA C++ kernel exercise (compiled with ``grader.kernels.cuda.compile_learner``)."""
+    return CudaKernel(unit, module, name)
+
+
+def grade(exercise: Exercise, tier: Tier | str, *, points: float, hint: str = "") -> pytest.MarkDecorator:
+    """The marker of a grading test: ``@grade(softmax_fused, "correctness", points=4, hint="...")``.
+
+    ``hint`` is a question that points at the likely bug (the plugin shows it on failure).
+    """
+    unit, name = getattr(exercise, "unit", None), getattr(exercise, "name", None)
+    if not isinstance(unit, str) or not isinstance(name, str):
+        raise TypeError(f"grade() takes a declared exercise (learner(...) or cuda_kernel(...)), got {exercise!r}")
+    try:
+        tier = Tier(tier)
+    except ValueError:
+        raise ValueError(f"grade({name}): tier {tier!r} is not one of {[t.value for t in Tier]}") from None
+    if isinstance(points, bool) or not isinstance(points, int | float) or not points > 0:
+        raise ValueError(f"grade({name}): points must be a number > 0, got {points!r}")
+    return getattr(pytest.mark, MARK)(exercise=name, unit=unit, tier=tier.value, points=float(points), hint=hint)
