@@ -28,7 +28,7 @@ EXERCISE_HELP = "grade only tests of this exercise (function name); repeatable"
 REPORT_OPTION = "--dripstone-report"
 REPORT_HELP = "write one JSON result per graded test to this file (or fd:N, an open descriptor)"
 MANIFEST_OPTION = "--dripstone-manifest"
-MANIFEST_HELP = "write the graded tests (nodeid, unit, exercise, tier, points) collected to this JSON file"
+MANIFEST_HELP = "write the graded tests (nodeid, unit, exercise, tier, points, hint) collected to this JSON file"
 
 TIERS = tuple(t.value for t in Tier)
 _RESULTS = pytest.StashKey[TestResult]()
@@ -165,7 +165,7 @@ def _write_manifest(path: Path, items: list[pytest.Item]) -> None:
         if unit_of(item) is not None:
             tier, exercise, points = _grading_markers(item)
             graded.append({"nodeid": item.nodeid, "unit": unit_of(item), "exercise": exercise,
-                           "tier": tier, "points": points})
+                           "tier": tier, "points": points, "hint": _hint(item)})
     path.write_text(json.dumps(graded, indent=1))
 
 
