@@ -28,16 +28,28 @@ class Exercise(Protocol):
 
 @dataclass(frozen=True)
 class CudaKernel:
-    """A CUDA C++ kernel exercise: ``extern "C" __global__ <name>`` in the target's ``<unit>/<module>.cu``."""
+    """A CUDA C++ kernel exercise ``name``: ``extern "C" __global__ <kernel>`` in the target's ``<unit>/<module>.cu``.
+
+    ``kernel`` is the ``__global__`` function when it differs from the exercise's name (the exercise
+    ``sgemm_cu`` is the kernel ``sgemm_tiled`` of ``sgemm.cu``); it defaults to ``name``.
+    """
 
     unit: str
     module: str
     name: str
+    kernel: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kernel is None:
+            object.__setattr__(self, "kernel", self.name)
 
 
-def cuda_kernel(unit: str, module: str, name: str) -> CudaKernel:
-    """Declare a CUDA C++ kernel exercise (compiled with ``grader.kernels.cuda.compile_learner``)."""
-    return CudaKernel(unit, module, name)
+def cuda_kernel(unit: str, module: str, name: str, *, kernel: str | None = None) -> CudaKernel:
+    """Declare a CUDA C++ kernel exercise (compiled with ``grader.kernels.cuda.compile_learner``).
+
+    ``kernel``: the ``__global__`` function's name where it is not the exercise's (default: ``name``).
+    """
+    return CudaKernel(unit, module, name, kernel)
 
 
 def grade(exercise: Exercise, tier: Tier | str, *, points: float, hint: str = "") -> pytest.MarkDecorator:
