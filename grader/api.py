@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -11,11 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.authoring import stubs
-from grader.grading.results import GradeReport, read_results
-from grader.grading.target import REPO_ROOT, TARGET_ENV, display_path
+from grader.grading.results import GradeReport, Tier, read_results
+from grader.grading.target import REPO_ROOT, TARGET_ENV, display_path, is_unit
 
 TESTS = REPO_ROOT / "tests"
-UNIT_RE = re.compile(r"^(l\d{2}|c\d)_\w+$")
 
 
 class GraderError(RuntimeError):
@@ -24,7 +24,7 @@ class GraderError(RuntimeError):
 
 def all_units() -> list[str]:
     """Every unit that has grading tests, in course order (lectures, then capstones)."""
-    found = [p.name for p in TESTS.iterdir() if p.is_dir() and UNIT_RE.match(p.name)]
+    found = [p.name for p in TESTS.iterdir() if p.is_dir() and is_unit(p.name)]
     return sorted(found, key=lambda u: (u[0] != "l", int(re.match(r"[lc](\d+)", u).group(1))))
 
 
@@ -95,3 +95,33 @@ def check_stubs() -> list[stubs.Drift]:
 def write_stubs(units: Sequence[str] = ()) -> list[Path]:
     """Regenerate exercises/ from solutions/ (every unit, or the named ones)."""
     return stubs.write(REPO_ROOT / "solutions", REPO_ROOT / "exercises", tuple(units))
+
+
+def manifest(units: Sequence[str] = ()) -> list[dict[str, object]]:
+    """The grading tests of ``units`` (all by default) as the plugin collects them: one dict per test with
+    nodeid, unit, exercise, tier, points and hint. No learner code runs; GraderError if collection fails."""
+    chosen = resolve_units(units)
+    with tempfile.TemporaryDirectory(prefix="dripstone-manifest-") as tmp:
+        path = Path(tmp) / "manifest.json"
+        cmd = [sys.executable, "-m", "pytest", "--collect-only", "-qq", *(str(TESTS / u) for u in chosen),
+               "-p", "grader.grading.plugin", "-p", "no:cacheprovider", "--dripstone-manifest", str(path),
+               "--rootdir", str(REPO_ROOT), "-c", str(REPO_ROOT / "pyproject.toml")]
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "HYPOTHESIS_STORAGE_DIRECTORY": str(Path(tmp) / "h")}
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+        if proc.returncode != 0 or not path.is_file():
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+            raise GraderError(f"collecting the grading tests of {', '.join(chosen)} failed (pytest exit "
+                              f"{proc.returncode}); fix the collection errors below:\n{tail}")
+        return json.loads(path.read_text())
+
+
+def tier_exercises(tier: str | None = None) -> dict[str, list[str]]:
+    """``{unit: [exercise, ...]}`` of every unit with grading tests of ``tier`` (any tier: None), in course order;
+    exercises in the order their tests are collected. ``tier_exercises("gpu_perf")``: the kernel units."""
+    if tier is not None and tier not in {t.value for t in Tier}:
+        raise GraderError(f"no tier {tier!r}; tiers: {', '.join(t.value for t in Tier)}")
+    found: dict[str, list[str]] = {}
+    for test in manifest():
+        if tier in (None, test["tier"]) and test["exercise"] not in found.setdefault(str(test["unit"]), []):
+            found[str(test["unit"])].append(str(test["exercise"]))
+    return {u: found[u] for u in all_units() if found.get(u)}

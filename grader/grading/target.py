@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import sys
 import traceback
 from collections.abc import Iterator
@@ -22,6 +23,13 @@ from types import ModuleType
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TARGET_ENV = "DRIPSTONE_TARGET"
+# A unit folder: a lecture ``lNN_slug`` (two digits) or a capstone ``cN_slug`` / ``cNN_slug``.
+UNIT_RE = re.compile(r"^(l\d{2}|c\d{1,2})_\w+$")
+
+
+def is_unit(name: str) -> bool:
+    """Whether ``name`` is a unit folder's name (``l23_online_softmax``, ``c3_serving``, ``c10_demo``)."""
+    return UNIT_RE.fullmatch(name) is not None
 
 
 class SubmissionError(Exception):

@@ -40,7 +40,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from grader.grading.results import GradeReport, Status, TestResult, Tier, gradescope
-from grader.instructor import sandbox, unpack
+from grader.instructor import host, sandbox, unpack
 
 LOG_CAP_BYTES = 1 << 20
 SLOTS_DIR = Path("/tmp/dripstone-slots")
@@ -266,8 +266,7 @@ def visible_gpus(dev: Path = Path("/dev")) -> list[str]:
     given = os.environ.get("CUDA_VISIBLE_DEVICES")
     if given is not None:
         return [g.strip() for g in given.split(",") if g.strip() and g.strip() != "-1"]
-    numbered = (p.name.removeprefix("nvidia") for p in sandbox.gpu_device_files(dev))
-    return sorted((n for n in numbered if n.isdigit()), key=int)
+    return [str(n) for n in host.gpu_indices(dev)]
 
 
 @contextlib.contextmanager

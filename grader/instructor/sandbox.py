@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -33,13 +32,10 @@ from enum import StrEnum
 from pathlib import Path
 
 from grader.grading.target import REPO_ROOT
+from grader.instructor.host import PROBE_UID, UID_BASE, gpu_device_files
 
 SANDBOX_VENV_ENV = "DRIPSTONE_SANDBOX_VENV"
 DEFAULT_SANDBOX_VENV = Path("/opt/dripstone/venv")
-UID_BASE = 61000
-# The probe runs as a uid no job uses: a finishing job ends with `kill -9 -1` as its own uid, which
-# would kill a probe running concurrently (Ray tasks probe while other tasks grade) under that uid.
-PROBE_UID = UID_BASE - 1
 REPO_IN = Path("/grade/repo")
 TARGET_IN = Path("/grade/target")
 
@@ -301,14 +297,6 @@ def _bwrap_base(python: Path, tmp_bytes: int | None) -> list[str]:
         "/tmp",
     ]
     return cmd
-
-
-GPU_DEVICE = re.compile(r"nvidia(\d+|ctl|-uvm|-uvm-tools|-modeset|-caps)$")
-
-
-def gpu_device_files(dev: Path = Path("/dev")) -> list[Path]:
-    """The NVIDIA device files CUDA opens (``/dev/nvidia0``, ``nvidiactl``, ``nvidia-uvm``, ...)."""
-    return sorted(p for p in dev.glob("nvidia*") if GPU_DEVICE.match(p.name))
 
 
 def _gpu_binds(devices: Sequence[Path]) -> list[str]:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from grader.grading.target import is_unit
+
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
-UNIT_DIR = re.compile(r"^(l\d{2}|c\d)_\w+$")
 
 
 class UnsafeArchive(ValueError):
@@ -116,9 +117,9 @@ def _copy_capped(src: IO[bytes], dst: IO[bytes], budget: int, total: int) -> int
 
 def submission_root(folder: Path) -> Path:
     """The folder that holds the unit folders: ``folder`` itself or its only subfolder."""
-    if any(UNIT_DIR.match(p.name) for p in folder.iterdir() if p.is_dir()):
+    if any(is_unit(p.name) for p in folder.iterdir() if p.is_dir()):
         return folder
     subdirs = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(("__MACOSX", "."))]
-    if len(subdirs) == 1 and any(UNIT_DIR.match(p.name) for p in subdirs[0].iterdir() if p.is_dir()):
+    if len(subdirs) == 1 and any(is_unit(p.name) for p in subdirs[0].iterdir() if p.is_dir()):
         return subdirs[0]
     return folder

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
+from grader.instructor.host import PROBE_UID, gpu_indices
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = REPO_ROOT / "requirements.txt"
 GPU_REQUIREMENTS = REPO_ROOT / "requirements-gpu.txt"
@@ -53,7 +55,6 @@ ISOLATION_LEVELS = {  # grader/instructor/sandbox.py's layers, strongest first
 }
 # Oldest Linux driver each CUDA major version runs on (CUDA toolkit release notes, minimum driver).
 MIN_DRIVER = {12: 525, 13: 580}
-PROBE_UID = 65534  # nobody: the unprivileged user the user-namespace probe runs as
 TOOLS = ("bwrap", "setpriv", "prlimit", "unshare")
 USERNS_SYSCTLS = (
     "user/max_user_namespaces",
@@ -65,7 +66,9 @@ BLOCKING_HELP = "only what stops `make grade` (wrong Python, a pinned package mi
 PIN_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;#]+)")
 
 
-class Status(str, Enum):  # noqa: UP042 - StrEnum is 3.11+; this module runs on older Pythons
+class Severity(str, Enum):  # noqa: UP042 - StrEnum is 3.11+; this module runs on older Pythons
+    """How a machine check stands (not a graded test's outcome: that is grader.grading.results.Status)."""
+
     OK = "ok"
     WARN = "warn"  # grading runs, with a limit worth knowing (a tier pending, a drifted pin)
     FAIL = "fail"  # this environment cannot grade at all
@@ -76,7 +79,7 @@ class Check:
     """One finding: what was checked, how it stands, what was seen, the command that fixes it."""
 
     name: str
-    status: Status
+    status: Severity
     detail: str
     fix: str = ""
     section: str = ""  # the heading it is printed under
@@ -133,7 +136,7 @@ class DoctorReport:
 
     @property
     def failed(self) -> bool:
-        return any(c.status is Status.FAIL for c in self.checks)
+        return any(c.status is Severity.FAIL for c in self.checks)
 
     def get(self, name: str) -> Check:
         return next(c for c in self.checks if c.name == name)
@@ -179,10 +182,10 @@ def check_python(m: Machine, required: tuple[int, int]) -> Check:
     shown = ".".join(map(str, m.python))
     need = "{}.{}".format(*required)
     if m.python[:2] >= required:
-        return Check("python", Status.OK, f"{shown} ({m.executable}), needs >= {need}")
+        return Check("python", Severity.OK, f"{shown} ({m.executable}), needs >= {need}")
     return Check(
         "python",
-        Status.FAIL,
+        Severity.FAIL,
         f"{shown} ({m.executable}) is too old: the grader needs Python {need} or newer",
         f"make clean-env && make env PYTHON=python{need}  (any Python {need}+ on your PATH)",
     )
@@ -195,29 +198,29 @@ def _public(version: str) -> str:
 def check_pin(m: Machine, pin: Pin, *, has_gpu: bool) -> Check:
     have = m.installed.get(pin.name)
     if have is not None and _public(have) == pin.version:
-        return Check(pin.name, Status.OK, f"{have} (pinned {pin.version})")
+        return Check(pin.name, Severity.OK, f"{have} (pinned {pin.version})")
     if have is not None:
         return Check(
             pin.name,
-            Status.WARN,
+            Severity.WARN,
             f"{have} installed, {pin.source} pins {pin.version}: grades can differ from the reference toolchain",
             FIX_GPU_EXTRAS if pin.gpu_only else FIX_ENV,
         )
     if not pin.gpu_only:
         return Check(
             pin.name,
-            Status.FAIL,
+            Severity.FAIL,
             f"not installed ({pin.source} pins {pin.version}): the grader cannot run without it",
             FIX_ENV,
         )
     if has_gpu:
         return Check(
             pin.name,
-            Status.WARN,
+            Severity.WARN,
             f"not installed ({pin.source} pins {pin.version}): GPU exercises that need it cannot run",
             FIX_GPU_EXTRAS,
         )
-    return Check(pin.name, Status.OK, f"not installed: only needed with a GPU ({pin.source})")
+    return Check(pin.name, Severity.OK, f"not installed: only needed with a GPU ({pin.source})")
 
 
 def blocking_checks(m: Machine, pins: Sequence[Pin], required: tuple[int, int]) -> list[Check]:
@@ -227,11 +230,11 @@ def blocking_checks(m: Machine, pins: Sequence[Pin], required: tuple[int, int]) 
 
 def check_torch(m: Machine) -> Check:
     if m.torch_error:
-        return Check("torch build", Status.FAIL, f"`import torch` failed: {m.torch_error}", FIX_ENV_CLEAN)
+        return Check("torch build", Severity.FAIL, f"`import torch` failed: {m.torch_error}", FIX_ENV_CLEAN)
     if m.torch_version is None:
-        return Check("torch build", Status.FAIL, "torch is not installed", FIX_ENV)
+        return Check("torch build", Severity.FAIL, "torch is not installed", FIX_ENV)
     build = f"CUDA {m.torch_cuda} build" if m.torch_cuda else "CPU build"
-    return Check("torch build", Status.OK, f"{m.torch_version}, {build}")
+    return Check("torch build", Severity.OK, f"{m.torch_version}, {build}")
 
 
 def _driver_floor(m: Machine) -> int | None:
@@ -248,23 +251,23 @@ def check_gpu(m: Machine) -> Check:
             f"{m.gpu.name} (sm_{m.gpu.capability[0]}{m.gpu.capability[1]}), driver {m.driver or 'unknown'}, "
             f"CUDA runtime {m.torch_cuda}"
         )
-        return Check("gpu", Status.OK, detail)
+        return Check("gpu", Severity.OK, detail)
     if not m.smi_gpus:
-        return Check("gpu", Status.OK, "none: no NVIDIA driver or device found (nvidia-smi)")
+        return Check("gpu", Severity.OK, "none: no NVIDIA driver or device found (nvidia-smi)")
     seen = f"nvidia-smi sees {', '.join(m.smi_gpus)} (driver {m.driver or 'unknown'})"
     if m.torch_version and not m.torch_cuda:
-        return Check("gpu", Status.WARN, f"{seen}, but torch is a CPU build", FIX_ENV_GPU)
+        return Check("gpu", Severity.WARN, f"{seen}, but torch is a CPU build", FIX_ENV_GPU)
     floor = _driver_floor(m)
     if floor:
         return Check(
             "gpu",
-            Status.WARN,
+            Severity.WARN,
             f"{seen}: too old for torch's CUDA {m.torch_cuda} build, which needs driver {floor} or newer",
             f"upgrade the NVIDIA driver to {floor} or newer",
         )
     return Check(
         "gpu",
-        Status.WARN,
+        Severity.WARN,
         f"{seen}, but torch.cuda.is_available() is False",
         "check CUDA_VISIBLE_DEVICES; in Docker, start the container with --gpus all",
     )
@@ -272,10 +275,10 @@ def check_gpu(m: Machine) -> Check:
 
 def check_triton(m: Machine) -> Check:
     if "triton" not in m.installed:
-        return Check("triton mode", Status.FAIL, "triton is not installed: no kernel can run", FIX_ENV)
+        return Check("triton mode", Severity.FAIL, "triton is not installed: no kernel can run", FIX_ENV)
     interpreted = "correctness and efficiency run Triton interpreted on CPU (TRITON_INTERPRET=1)"
     if m.gpu is None:
-        return Check("triton mode", Status.OK, f"interpreted: {interpreted}; nothing is compiled without a GPU")
+        return Check("triton mode", Severity.OK, f"interpreted: {interpreted}; nothing is compiled without a GPU")
     if not (m.c_compiler and m.python_headers):
         missing = " and ".join(
             x for x, ok in (("a C compiler", m.c_compiler), ("Python.h", m.python_headers)) if not ok
@@ -283,32 +286,32 @@ def check_triton(m: Machine) -> Check:
         dev = "python{}.{}-dev".format(*m.python[:2])
         return Check(
             "triton mode",
-            Status.WARN,
+            Severity.WARN,
             f"{interpreted}; compiled for {m.gpu.name} in gpu_perf, but "
             f"Triton builds its launcher with {missing}, missing here",
             f"sudo apt-get install gcc {dev}",
         )
-    return Check("triton mode", Status.OK, f"{interpreted}; compiled for {m.gpu.name} in gpu_perf")
+    return Check("triton mode", Severity.OK, f"{interpreted}; compiled for {m.gpu.name} in gpu_perf")
 
 
 def check_tiers(m: Machine) -> list[Check]:
     """One check per tier: graded here, or why not (gpu_perf: pending GPU, neither 0 nor a pass)."""
     cannot = m.torch_error or m.torch_version is None or "triton" not in m.installed
     correctness = (
-        Check("tier correctness", Status.FAIL, "not graded: torch or triton is missing", FIX_ENV)
+        Check("tier correctness", Severity.FAIL, "not graded: torch or triton is missing", FIX_ENV)
         if cannot
-        else Check("tier correctness", Status.OK, "graded")
+        else Check("tier correctness", Severity.OK, "graded")
     )
     if m.triton_hooks_error:
-        efficiency = Check("tier efficiency", Status.WARN, f"not graded: {m.triton_hooks_error}", FIX_ENV)
+        efficiency = Check("tier efficiency", Severity.WARN, f"not graded: {m.triton_hooks_error}", FIX_ENV)
     else:
-        efficiency = Check("tier efficiency", Status.OK, "graded: traffic counted by the instrumented interpreter")
+        efficiency = Check("tier efficiency", Severity.OK, "graded: traffic counted by the instrumented interpreter")
     if m.gpu is not None:
-        gpu_perf = Check("tier gpu_perf", Status.OK, f"graded on {m.gpu.name}: timed against the vendor op")
+        gpu_perf = Check("tier gpu_perf", Severity.OK, f"graded on {m.gpu.name}: timed against the vendor op")
     else:
         gpu_perf = Check(
             "tier gpu_perf",
-            Status.WARN,
+            Severity.WARN,
             "pending GPU: these tests are neither 0 nor a pass until they run on a CUDA GPU",
             FIX_GPU_PERF,
         )
@@ -351,13 +354,13 @@ def check_isolation(m: Machine) -> list[Check]:
     checks = [_check_user(m), _check_setpriv(m), _check_prlimit(m), _check_bwrap(m), _check_userns(m)]
     level = isolation_level(m)
     if level == "bwrap" and "prlimit" in m.tools and not m.bwrap_no_size:
-        return checks + [Check("isolation", Status.OK, f"available: {ISOLATION_LEVELS[level]}")]
+        return checks + [Check("isolation", Severity.OK, f"available: {ISOLATION_LEVELS[level]}")]
     if level == "bwrap" and "prlimit" in m.tools:
         detail = f"available: {ISOLATION_LEVELS[level]}; /tmp capped by the judge, not the kernel"
-        return checks + [Check("isolation", Status.WARN, detail, FIX_BWRAP_VERSION)]
+        return checks + [Check("isolation", Severity.WARN, detail, FIX_BWRAP_VERSION)]
     state = "not available" if level == "rlimits" and "prlimit" not in m.tools else "partial"
-    fix = next((c.fix for c in checks if c.status is not Status.OK), "")
-    return checks + [Check("isolation", Status.WARN, f"{state}: {ISOLATION_LEVELS[level]}", fix)]
+    fix = next((c.fix for c in checks if c.status is not Severity.OK), "")
+    return checks + [Check("isolation", Severity.WARN, f"{state}: {ISOLATION_LEVELS[level]}", fix)]
 
 
 def _who(m: Machine) -> str:
@@ -366,50 +369,51 @@ def _who(m: Machine) -> str:
 
 def _check_user(m: Machine) -> Check:
     if m.euid == 0:
-        return Check("root", Status.OK, "yes: each submission can run under a uid of its own")
-    return Check("root", Status.WARN, f"no (uid {m.euid}): submissions would share this uid", FIX_ROOT)
+        return Check("root", Severity.OK, "yes: each submission can run under a uid of its own")
+    return Check("root", Severity.WARN, f"no (uid {m.euid}): submissions would share this uid", FIX_ROOT)
 
 
 def _check_setpriv(m: Machine) -> Check:
     if "setpriv" not in m.tools:
-        return Check("setpriv", Status.WARN, "not installed: submissions cannot get a uid of their own", FIX_UTIL_LINUX)
-    return Check("setpriv", Status.OK, "installed: drops root to a uid per submission")
+        return Check("setpriv", Severity.WARN, "not installed: submissions cannot get a uid of their own",
+                     FIX_UTIL_LINUX)
+    return Check("setpriv", Severity.OK, "installed: drops root to a uid per submission")
 
 
 def _check_prlimit(m: Machine) -> Check:
     if "prlimit" not in m.tools:
-        return Check("prlimit", Status.WARN, "not installed: no per-submission resource limits", FIX_UTIL_LINUX)
-    return Check("prlimit", Status.OK, "installed: limits CPU time, memory, file size and processes")
+        return Check("prlimit", Severity.WARN, "not installed: no per-submission resource limits", FIX_UTIL_LINUX)
+    return Check("prlimit", Severity.OK, "installed: limits CPU time, memory, file size and processes")
 
 
 def _check_bwrap(m: Machine) -> Check:
     if "bwrap" not in m.tools:
-        return Check("bwrap", Status.WARN, "not installed: submissions cannot get their own namespaces", FIX_BWRAP)
+        return Check("bwrap", Severity.WARN, "not installed: submissions cannot get their own namespaces", FIX_BWRAP)
     if m.bwrap_no_size:
         detail = (f"starts a sandbox as {_who(m)}, but without --size ({m.bwrap_error}): each submission's /tmp is "
                   "capped by the judge watching it, not by the kernel")
-        return Check("bwrap", Status.WARN, detail, FIX_BWRAP_VERSION)
+        return Check("bwrap", Severity.WARN, detail, FIX_BWRAP_VERSION)
     if m.bwrap_error is not None:
         detail = f"installed, but no sandbox starts as {_who(m)}: {m.bwrap_error}"
-        return Check("bwrap", Status.WARN, detail, bwrap_fix(m))
-    return Check("bwrap", Status.OK, f"starts a sandbox as {_who(m)} (private network, pids and ipc)")
+        return Check("bwrap", Severity.WARN, detail, bwrap_fix(m))
+    return Check("bwrap", Severity.OK, f"starts a sandbox as {_who(m)} (private network, pids and ipc)")
 
 
 def _check_userns(m: Machine) -> Check:
     if m.userns_error is None:
-        return Check("user namespaces", Status.OK, "available to unprivileged users")
+        return Check("user namespaces", Severity.OK, "available to unprivileged users")
     detail = f"unavailable to unprivileged users: {m.userns_error}"
     if m.euid == 0 and "bwrap" in m.tools and m.bwrap_error is None:
-        return Check("user namespaces", Status.OK, f"{detail}; not needed: bwrap runs as root")
-    return Check("user namespaces", Status.WARN, detail, userns_fix(m))
+        return Check("user namespaces", Severity.OK, f"{detail}; not needed: bwrap runs as root")
+    return Check("user namespaces", Severity.WARN, detail, userns_fix(m))
 
 
 def check_batch_gpus(m: Machine) -> Check:
     """``batch --gpus``: how many jobs can time kernels at once (one per GPU), or why it is refused."""
     if not m.gpu_devices:
-        return Check("batch --gpus", Status.OK, "no /dev/nvidia<N> here: `batch --gpus` is refused and the GPU "
+        return Check("batch --gpus", Severity.OK, "no /dev/nvidia<N> here: `batch --gpus` is refused and the GPU "
                      "tiers of a batch are pending GPU; run it on a GPU machine")
-    return Check("batch --gpus", Status.OK, f"{len(m.gpu_devices)} GPU(s) ({', '.join(m.gpu_devices)}): one job "
+    return Check("batch --gpus", Severity.OK, f"{len(m.gpu_devices)} GPU(s) ({', '.join(m.gpu_devices)}): one job "
                  "at a time on each, its device files bound into the sandbox")
 
 
@@ -529,9 +533,8 @@ def _first_error(code: int, out: str) -> str | None:
 
 def probe_isolation(tools: frozenset[str]) -> dict[str, object]:
     """Start a sandbox as batch grading would (bwrap as this user), and a user namespace as an unprivileged one."""
-    devices = sorted((p.name for p in Path("/dev").glob("nvidia*") if p.name[6:].isdigit()), key=lambda n: int(n[6:]))
     facts: dict[str, object] = {"sysctls": _read_sysctls(), "in_container": _in_container(),
-                                "gpu_devices": tuple(devices)}
+                                "gpu_devices": tuple(f"nvidia{n}" for n in gpu_indices())}
     if "bwrap" in tools:
         facts["bwrap_error"] = error = _first_error(*_run(BWRAP_PROBE, timeout=10))
         if error and "--size" in error:  # grader/instructor/sandbox.py then starts bwrap without it
@@ -590,14 +593,14 @@ def doctor(*, blocking_only: bool = False) -> DoctorReport:
 
 def render(report: DoctorReport, *, problems_only: bool = False) -> str:
     """One line per check, the fix under each problem, then what this machine grades."""
-    shown = [c for c in report.checks if c.status is not Status.OK] if problems_only else list(report.checks)
+    shown = [c for c in report.checks if c.status is not Severity.OK] if problems_only else list(report.checks)
     width = max((len(c.name) for c in shown), default=0) + 2
     lines: list[str] = []
     for i, c in enumerate(shown):
         if c.section and (i == 0 or shown[i - 1].section != c.section):
             lines += ["", c.section] if lines else [c.section]
         lines.append(f"  {c.status.value:<5} {c.name:<{width}}{c.detail}")
-        if c.fix and c.status is not Status.OK:
+        if c.fix and c.status is not Severity.OK:
             lines.append(f"  {'':<5} {'':<{width}}fix: {c.fix}")
     if not problems_only:
         lines += ["", summary(report)]
@@ -606,13 +609,13 @@ def render(report: DoctorReport, *, problems_only: bool = False) -> str:
 
 def summary(report: DoctorReport) -> str:
     tiers = [c for c in report.checks if c.name.startswith("tier ")]
-    graded = [c.name[5:] for c in tiers if c.status is Status.OK]
+    graded = [c.name[5:] for c in tiers if c.status is Severity.OK]
     pending = [c.name[5:] for c in tiers if c.detail.startswith("pending GPU")]
-    counts = {s: sum(c.status is s for c in report.checks) for s in (Status.WARN, Status.FAIL)}
+    counts = {s: sum(c.status is s for c in report.checks) for s in (Severity.WARN, Severity.FAIL)}
     iso = next((c.detail.split(":")[0] for c in report.checks if c.name == "isolation"), "not checked")
     return (
         f"grades here: {', '.join(graded) or 'nothing'}; pending GPU: {', '.join(pending) or 'none'}; "
-        f"isolation for batch grading: {iso}; {counts[Status.WARN]} warning(s), {counts[Status.FAIL]} failure(s)"
+        f"isolation for batch grading: {iso}; {counts[Severity.WARN]} warning(s), {counts[Severity.FAIL]} failure(s)"
     )
 
 
@@ -620,7 +623,7 @@ def emit(report: DoctorReport, *, blocking: bool = False) -> int:
     """Print a report (blocking: only its problems, on stderr); the exit status: 1 when grading cannot run."""
     if not blocking:
         print(f"{HEADER}\n\n{render(report)}")
-    elif any(c.status is not Status.OK for c in report.checks):
+    elif any(c.status is not Severity.OK for c in report.checks):
         print(f"{HEADER}: problems\n{render(report, problems_only=True)}", file=sys.stderr)
         if report.failed:
             print(

@@ -11,8 +11,9 @@ import pytest
 
 from grader.grading.results import Tier
 from grader.grading.target import REPO_ROOT
+from grader.instructor import batch, sandbox
 from grader.tools import doctor
-from grader.tools.doctor import Gpu, Machine, Pin, Status
+from grader.tools.doctor import Gpu, Machine, Pin, Severity
 
 PINS = [
     Pin("torch", "2.13.0", "requirements.txt"),
@@ -78,30 +79,30 @@ def test_pins_come_from_the_requirements_files():
 
 def test_old_python_fails_with_the_command_that_fixes_it():
     check = doctor.check_python(laptop(python=(3, 9, 18)), REQUIRED)
-    assert check.status is Status.FAIL
+    assert check.status is Severity.FAIL
     assert "3.9.18" in check.detail and "3.11" in check.detail
     assert "make env PYTHON=python3.11" in check.fix
-    assert doctor.check_python(laptop(), REQUIRED).status is Status.OK
+    assert doctor.check_python(laptop(), REQUIRED).status is Severity.OK
 
 
 def test_pinned_version_with_local_label_is_ok_and_drift_warns():
-    assert doctor.check_pin(laptop(), PINS[0], has_gpu=False).status is Status.OK  # 2.13.0+cpu
+    assert doctor.check_pin(laptop(), PINS[0], has_gpu=False).status is Severity.OK  # 2.13.0+cpu
     drift = doctor.check_pin(laptop(installed={"triton": "3.8.0"}), PINS[1], has_gpu=False)
-    assert drift.status is Status.WARN
+    assert drift.status is Severity.WARN
     assert "3.8.0" in drift.detail and "3.7.1" in drift.detail and drift.fix == doctor.FIX_ENV
 
 
 def test_missing_required_pin_fails_missing_gpu_extra_only_matters_with_a_gpu():
     missing_torch = doctor.check_pin(laptop(installed={}), PINS[0], has_gpu=False)
-    assert missing_torch.status is Status.FAIL and missing_torch.fix == doctor.FIX_ENV
-    assert doctor.check_pin(laptop(), PINS[2], has_gpu=False).status is Status.OK
+    assert missing_torch.status is Severity.FAIL and missing_torch.fix == doctor.FIX_ENV
+    assert doctor.check_pin(laptop(), PINS[2], has_gpu=False).status is Severity.OK
     needed = doctor.check_pin(laptop(), PINS[2], has_gpu=True)
-    assert needed.status is Status.WARN and needed.fix == doctor.FIX_GPU_EXTRAS
+    assert needed.status is Severity.WARN and needed.fix == doctor.FIX_GPU_EXTRAS
 
 
 def test_blocking_checks_stop_on_missing_torch_and_ignore_gpu_extras():
     checks = by_name(doctor.blocking_checks(laptop(installed={"triton": "3.7.1"}), PINS, REQUIRED))
-    assert checks["torch"].status is Status.FAIL
+    assert checks["torch"].status is Severity.FAIL
     assert "cupy-cuda13x" not in checks
     assert doctor.DoctorReport(tuple(checks.values())).failed
     ok = doctor.blocking_checks(laptop(), PINS, REQUIRED)
@@ -113,56 +114,56 @@ def test_blocking_checks_stop_on_missing_torch_and_ignore_gpu_extras():
 
 def test_cpu_machine_interprets_triton_and_leaves_gpu_perf_pending():
     checks = by_name(doctor.doctor_checks(laptop(), PINS, REQUIRED))
-    assert checks["triton mode"].status is Status.OK and checks["triton mode"].detail.startswith("interpreted")
-    assert checks["gpu"].status is Status.OK and checks["gpu"].detail.startswith("none")
-    assert checks["tier correctness"].status is checks["tier efficiency"].status is Status.OK
+    assert checks["triton mode"].status is Severity.OK and checks["triton mode"].detail.startswith("interpreted")
+    assert checks["gpu"].status is Severity.OK and checks["gpu"].detail.startswith("none")
+    assert checks["tier correctness"].status is checks["tier efficiency"].status is Severity.OK
     pending = checks["tier gpu_perf"]
-    assert pending.status is Status.WARN and pending.detail.startswith("pending GPU") and "--gpus all" in pending.fix
+    assert pending.status is Severity.WARN and pending.detail.startswith("pending GPU") and "--gpus all" in pending.fix
     assert "pending GPU: gpu_perf" in doctor.summary(doctor.DoctorReport(tuple(checks.values())))
 
 
 def test_gpu_machine_grades_every_tier_and_compiles_for_the_device():
     checks = by_name(doctor.doctor_checks(gpu_box(), PINS, REQUIRED))
-    assert checks["gpu"].status is Status.OK
+    assert checks["gpu"].status is Severity.OK
     assert all(s in checks["gpu"].detail for s in ("NVIDIA H200", "sm_90", "580.82.07", "CUDA runtime 13.0"))
     assert "compiled for NVIDIA H200" in checks["triton mode"].detail
-    assert checks["tier gpu_perf"].status is Status.OK
-    assert checks["cupy-cuda13x"].status is Status.OK
+    assert checks["tier gpu_perf"].status is Severity.OK
+    assert checks["cupy-cuda13x"].status is Severity.OK
     assert "pending GPU: none" in doctor.summary(doctor.DoctorReport(tuple(checks.values())))
 
 
 def test_gpu_without_a_c_compiler_says_triton_cannot_build_its_launcher():
     check = doctor.check_triton(gpu_box(c_compiler=False))
-    assert check.status is Status.WARN and "a C compiler" in check.detail
+    assert check.status is Severity.WARN and "a C compiler" in check.detail
     assert check.fix == "sudo apt-get install gcc python3.11-dev"
 
 
 def test_gpu_seen_by_driver_but_cpu_torch_says_reinstall_with_gpu_extras():
     check = doctor.check_gpu(gpu_box(gpu=None, torch_cuda=None, torch_version="2.13.0+cpu"))
-    assert check.status is Status.WARN and "CPU build" in check.detail and check.fix == doctor.FIX_ENV_GPU
+    assert check.status is Severity.WARN and "CPU build" in check.detail and check.fix == doctor.FIX_ENV_GPU
 
 
 def test_old_driver_names_the_driver_the_cuda_build_needs():
     check = doctor.check_gpu(gpu_box(gpu=None, driver="550.54.15"))
-    assert check.status is Status.WARN and "550.54.15" in check.detail
+    assert check.status is Severity.WARN and "550.54.15" in check.detail
     assert check.fix == f"upgrade the NVIDIA driver to {doctor.MIN_DRIVER[13]} or newer"
 
 
 def test_gpu_invisible_to_torch_for_another_reason_points_at_docker_gpus_flag():
     check = doctor.check_gpu(gpu_box(gpu=None))
-    assert check.status is Status.WARN and "--gpus all" in check.fix
+    assert check.status is Severity.WARN and "--gpus all" in check.fix
 
 
 def test_broken_torch_import_fails_correctness():
     checks = by_name(doctor.doctor_checks(laptop(torch_error="OSError: libtorch_cpu.so: cannot open"), PINS, REQUIRED))
-    assert checks["torch build"].status is Status.FAIL and "libtorch_cpu.so" in checks["torch build"].detail
+    assert checks["torch build"].status is Severity.FAIL and "libtorch_cpu.so" in checks["torch build"].detail
     assert checks["torch build"].fix == doctor.FIX_ENV_CLEAN  # reinstalling the same version keeps broken files
-    assert checks["tier correctness"].status is Status.FAIL
+    assert checks["tier correctness"].status is Severity.FAIL
 
 
 def test_efficiency_tier_warns_when_the_interpreter_hooks_are_missing():
     check = by_name(doctor.check_tiers(laptop(triton_hooks_error="RuntimeError: lacks create_masked_load")))
-    assert check["tier efficiency"].status is Status.WARN and "create_masked_load" in check["tier efficiency"].detail
+    assert check["tier efficiency"].status is Severity.WARN and "create_masked_load" in check["tier efficiency"].detail
 
 
 def test_tier_checks_cover_every_tier_of_the_engine():
@@ -175,13 +176,13 @@ def test_tier_checks_cover_every_tier_of_the_engine():
 def test_batch_gpus_says_how_many_jobs_can_time_at_once():
     assert "refused" in doctor.check_batch_gpus(laptop()).detail
     check = doctor.check_batch_gpus(laptop(gpu_devices=("nvidia0", "nvidia1")))
-    assert check.status is Status.OK and check.detail.startswith("2 GPU(s) (nvidia0, nvidia1): one job at a time")
+    assert check.status is Severity.OK and check.detail.startswith("2 GPU(s) (nvidia0, nvidia1): one job at a time")
 
 
 def test_isolation_available_as_root_with_every_tool():
     checks = by_name(doctor.check_isolation(laptop(euid=0)))
-    assert checks["isolation"].status is Status.OK and checks["isolation"].detail.startswith("available: bwrap")
-    assert "as root" in checks["bwrap"].detail and checks["root"].status is Status.OK
+    assert checks["isolation"].status is Severity.OK and checks["isolation"].detail.startswith("available: bwrap")
+    assert "as root" in checks["bwrap"].detail and checks["root"].status is Severity.OK
 
 
 def test_isolation_without_bwrap_falls_back_to_setpriv_and_says_how_to_install_it():
@@ -192,7 +193,7 @@ def test_isolation_without_bwrap_falls_back_to_setpriv_and_says_how_to_install_i
 
 def test_isolation_as_a_plain_user_is_rlimits_only_and_asks_for_root():
     checks = by_name(doctor.check_isolation(laptop()))
-    assert checks["root"].status is Status.WARN and "uid 1000" in checks["root"].detail
+    assert checks["root"].status is Severity.WARN and "uid 1000" in checks["root"].detail
     assert checks["isolation"].detail.startswith("partial: rlimits only")
     assert checks["isolation"].fix == doctor.FIX_ROOT
 
@@ -210,7 +211,7 @@ def test_bwrap_failing_as_root_in_a_container_names_the_capability_it_needs():
         userns_error="unshare: Operation not permitted",
     )
     checks = by_name(doctor.check_isolation(m))
-    assert checks["bwrap"].status is Status.WARN and checks["bwrap"].fix == doctor.FIX_BWRAP_IN_CONTAINER
+    assert checks["bwrap"].status is Severity.WARN and checks["bwrap"].fix == doctor.FIX_BWRAP_IN_CONTAINER
     assert "--cap-add SYS_ADMIN" in checks["bwrap"].fix
     assert checks["isolation"].detail.startswith("partial: setpriv")
 
@@ -223,7 +224,7 @@ def test_bubblewrap_too_old_for_the_sandbox_says_which_version_it_needs():
 def test_bubblewrap_without_size_still_isolates_and_says_who_caps_tmp():
     checks = by_name(doctor.check_isolation(laptop(euid=0, bwrap_error="bwrap: Unknown option --size",
                                                     bwrap_no_size=True)))
-    assert checks["bwrap"].status is Status.WARN and "capped by the judge" in checks["bwrap"].detail
+    assert checks["bwrap"].status is Severity.WARN and "capped by the judge" in checks["bwrap"].detail
     assert checks["isolation"].detail.startswith("available: bwrap")
     assert checks["isolation"].fix == doctor.FIX_BWRAP_VERSION
     assert doctor.isolation_level(laptop(euid=0, bwrap_error="bwrap: Unknown option --size")) == "setpriv"
@@ -231,7 +232,7 @@ def test_bubblewrap_without_size_still_isolates_and_says_who_caps_tmp():
 
 def test_user_namespaces_are_not_needed_when_bwrap_runs_as_root():
     check = by_name(doctor.check_isolation(laptop(euid=0, userns_error="unshare: Operation not permitted")))
-    assert check["user namespaces"].status is Status.OK and "not needed" in check["user namespaces"].detail
+    assert check["user namespaces"].status is Severity.OK and "not needed" in check["user namespaces"].detail
 
 
 @pytest.mark.parametrize(
@@ -251,7 +252,7 @@ def test_user_namespace_fix_names_what_blocks_them(sysctls, in_container, fix):
         in_container=in_container,
     )
     checks = by_name(doctor.check_isolation(m))
-    assert checks["user namespaces"].status is checks["bwrap"].status is Status.WARN
+    assert checks["user namespaces"].status is checks["bwrap"].status is Severity.WARN
     assert fix in checks["user namespaces"].fix and fix in checks["bwrap"].fix
 
 
@@ -275,11 +276,14 @@ def test_probe_isolation_runs_bwrap_as_the_grader_and_userns_as_an_unprivileged_
 
     monkeypatch.setattr(doctor, "_run", fake_run)
     monkeypatch.setattr(doctor.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(doctor, "gpu_indices", lambda: [0, 2])
     facts = doctor.probe_isolation(ALL_TOOLS)
     assert facts["bwrap_error"] == "bwrap: Creating new namespace failed: Operation not permitted"
     assert facts["userns_error"] is None
     assert seen["bwrap"][0] == "bwrap" and "--unshare-net" in seen["bwrap"]
-    assert seen["unshare"][:2] == ["setpriv", "--reuid=65534"]
+    assert seen["unshare"][:2] == ["setpriv", f"--reuid={sandbox.PROBE_UID}"], "the sandbox's probe uid, no job's"
+    assert sandbox.PROBE_UID not in range(sandbox.UID_BASE, sandbox.UID_BASE + batch.MAX_SLOTS)
+    assert facts["gpu_devices"] == ("nvidia0", "nvidia2")
 
 
 def _fake_probes(monkeypatch, *, gpu: bool) -> None:
@@ -300,7 +304,7 @@ def test_doctor_with_probes_monkeypatched(monkeypatch, gpu):
     _fake_probes(monkeypatch, gpu=gpu)
     report = doctor.doctor()
     gpu_perf = report.get("tier gpu_perf")
-    assert (gpu_perf.status is Status.OK) == gpu
+    assert (gpu_perf.status is Severity.OK) == gpu
     assert ("compiled for NVIDIA H200" in report.get("triton mode").detail) == gpu
     assert report.get("triton mode").detail.startswith("interpreted") != gpu
 
@@ -318,9 +322,10 @@ def test_blocking_mode_is_silent_when_all_is_well(monkeypatch, capsys):
     assert capsys.readouterr() == ("", "")
 
 
-def test_doctor_module_parses_as_python_3_8():
+@pytest.mark.parametrize("module", ["tools/doctor.py", "instructor/host.py"])  # host.py: doctor imports it
+def test_doctor_module_parses_as_python_3_8(module):
     """A too-old Python must still run the doctor and be told so, not die on a SyntaxError."""
-    ast.parse((REPO_ROOT / "grader" / "tools" / "doctor.py").read_text(), feature_version=(3, 8))
+    ast.parse((REPO_ROOT / "grader" / module).read_text(), feature_version=(3, 8))
 
 
 # ---- end to end --------------------------------------------------------------------------------------
