@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.constants import GB, MODELS, gb
-from grader.grading.harness import learner
+from grader.constants import GB, MODELS
+from grader.kit import assert_exact, assert_rejects, grade, learner
 
 UNIT = "l29_zero_fsdp"
 zero_memory_per_gpu = learner(UNIT, "zero", "zero_memory_per_gpu")
@@ -32,18 +32,11 @@ def zero_bytes(n: int, gpus: int, stage: int, w: int = 2, g: int = 2, o: int = 1
     return (shard if stage >= 3 else n) * w + (shard if stage >= 2 else n) * g + (shard if stage >= 1 else n) * o
 
 
-def assert_bytes(got: object, want: int, what: str) -> None:
-    assert type(got) is int, f"{what}: expected an int of bytes, got {got!r} ({type(got).__name__})"
-    assert got == want, f"{what} = {got:,} B ({gb(got):.6g} GB), expected {want:,} B ({gb(want):.6g} GB)"
-
-
 # ---- zero_memory_per_gpu -----------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("zero_memory_per_gpu")
-@pytest.mark.points(3)
-@pytest.mark.hint("Which of the three terms does each stage shard: optimizer (1), + gradients (2), + weights (3)?")
+@grade(zero_memory_per_gpu, "correctness", points=3,
+       hint="Which of the three terms does each stage shard: optimizer (1), + gradients (2), + weights (3)?")
 def test_zero_memory_worked_numbers():
     """Course: 70B, N=8 → 1120 / 385 / 262.5 / 140 GB, N=64 → 17.5 GB.
 
@@ -55,18 +48,18 @@ def test_zero_memory_worked_numbers():
     ]
     for n, gpus, want in cases:
         for stage, value in enumerate(want):
-            assert_bytes(
+            assert_exact(
                 zero_memory_per_gpu(n, gpus, stage),
                 value,
                 f"zero_memory_per_gpu({n:_}, {gpus}, stage={stage}) [{FORMULA[stage]}]",
+                unit="B",
             )
-    assert_bytes(zero_memory_per_gpu(70_000_000_000, 64, 3), 17_500_000_000, "zero_memory_per_gpu(70B, 64, stage=3)")
+    assert_exact(zero_memory_per_gpu(70_000_000_000, 64, 3), 17_500_000_000, "zero_memory_per_gpu(70B, 64, stage=3)",
+                 why=FORMULA[3], unit="B")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("zero_memory_per_gpu")
-@pytest.mark.points(3)
-@pytest.mark.hint("A shard holds ceil(Ψ/N) parameters: what happens to the remainder if you floor?")
+@grade(zero_memory_per_gpu, "correctness", points=3,
+       hint="A shard holds ceil(Ψ/N) parameters: what happens to the remainder if you floor?")
 @given(
     n=st.integers(0, 10**12), gpus=st.integers(1, 4096), w=st.integers(0, 4), g=st.integers(0, 4), o=st.integers(0, 16)
 )
@@ -74,18 +67,17 @@ def test_zero_memory_closed_form_and_order(n, gpus, w, g, o):
     """Every stage, any Ψ and N (also when N does not divide Ψ), any precision; stage 3 ≤ 2 ≤ 1 ≤ 0."""
     got = [zero_memory_per_gpu(n, gpus, s, weight_bytes=w, grad_bytes=g, optimizer_bytes=o) for s in range(4)]
     for stage in range(4):
-        assert_bytes(
+        assert_exact(
             got[stage],
             zero_bytes(n, gpus, stage, w, g, o),
             f"zero_memory_per_gpu({n}, {gpus}, stage={stage}, {w}, {g}, {o}) [{FORMULA[stage]}]",
+            unit="B",
         )
     assert got[3] <= got[2] <= got[1] <= got[0], f"stages must not grow memory: {got}"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("zero_memory_per_gpu")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument: zero GPUs, stage 4, a float parameter count.")
+@grade(zero_memory_per_gpu, "correctness", points=1,
+       hint="Raise ValueError naming the argument: zero GPUs, stage 4, a float parameter count.")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -99,9 +91,7 @@ def test_zero_memory_closed_form_and_order(n, gpus, w, g, o):
     ],
 )
 def test_zero_memory_rejects_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        zero_memory_per_gpu(*args)
-    assert name in str(err.value), f"zero_memory_per_gpu{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(zero_memory_per_gpu, args, name)
 
 
 # ---- zero_comm_bytes_per_gpu -------------------------------------------------------------------
@@ -112,42 +102,34 @@ def comm_bytes(n: int, gpus: int, stage: int, w: int = 2, g: int = 2) -> int:
     return 2 * per_pass * g if stage == 0 else per_pass * g + (2 if stage == 3 else 1) * per_pass * w
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("zero_comm_bytes_per_gpu")
-@pytest.mark.points(3)
-@pytest.mark.hint("An all-reduce is a reduce-scatter plus an all-gather: how many ring passes does stage 3 add?")
+@grade(zero_comm_bytes_per_gpu, "correctness", points=3,
+       hint="An all-reduce is a reduce-scatter plus an all-gather: how many ring passes does stage 3 add?")
 def test_zero_comm_worked_numbers():
     """70B bf16 (M = 140 GB), N=8: 2(N−1)/N·M = 245 GB for stages 0–2, 3(N−1)/N·M = 367.5 GB for stage 3.
 
     One GPU sends nothing.
     """
     for stage, want in enumerate([245 * GB, 245 * GB, 245 * GB, 367_500_000_000]):
-        assert_bytes(
-            zero_comm_bytes_per_gpu(70_000_000_000, 8, stage), want, f"zero_comm_bytes_per_gpu(70B, 8, stage={stage})"
-        )
-    assert_bytes(zero_comm_bytes_per_gpu(70_000_000_000, 1, 3), 0, "zero_comm_bytes_per_gpu(70B, 1 GPU, stage=3)")
+        assert_exact(zero_comm_bytes_per_gpu(70_000_000_000, 8, stage), want,
+                     f"zero_comm_bytes_per_gpu(70B, 8, stage={stage})", unit="B")
+    assert_exact(zero_comm_bytes_per_gpu(70_000_000_000, 1, 3), 0, "zero_comm_bytes_per_gpu(70B, 1 GPU, stage=3)",
+                 why="one GPU sends nothing", unit="B")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("zero_comm_bytes_per_gpu")
-@pytest.mark.points(2)
-@pytest.mark.hint("Each ring pass sends N−1 chunks of one shard; the course's 2M and 3M are the N → ∞ limits.")
+@grade(zero_comm_bytes_per_gpu, "correctness", points=2,
+       hint="Each ring pass sends N−1 chunks of one shard; the course's 2M and 3M are the N → ∞ limits.")
 @given(n=st.integers(0, 10**12), gpus=st.integers(1, 4096), w=st.integers(0, 4), g=st.integers(0, 4))
 def test_zero_comm_closed_form(n, gpus, w, g):
     """(N−1)·ceil(Ψ/N) parameters per pass; stage 3 = 1.5 × stage 0 when weights and gradients share a dtype."""
     got = [zero_comm_bytes_per_gpu(n, gpus, s, weight_bytes=w, grad_bytes=g) for s in range(4)]
     for stage in range(4):
-        assert_bytes(
-            got[stage], comm_bytes(n, gpus, stage, w, g), f"zero_comm_bytes_per_gpu({n}, {gpus}, {stage}, {w}, {g})"
-        )
+        assert_exact(got[stage], comm_bytes(n, gpus, stage, w, g),
+                     f"zero_comm_bytes_per_gpu({n}, {gpus}, {stage}, {w}, {g})", unit="B")
     if w == g:
         assert 2 * got[3] == 3 * got[0], f"stage 3 should send 3/2 of DDP's bytes, got {got[3]} vs {got[0]}"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("zero_comm_bytes_per_gpu")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(zero_comm_bytes_per_gpu, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -158,9 +140,7 @@ def test_zero_comm_closed_form(n, gpus, w, g):
     ],
 )
 def test_zero_comm_rejects_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        zero_comm_bytes_per_gpu(*args)
-    assert name in str(err.value), f"zero_comm_bytes_per_gpu{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(zero_comm_bytes_per_gpu, args, name)
 
 
 # ---- fsdp_peak_param_bytes ---------------------------------------------------------------------
@@ -182,28 +162,25 @@ def peak(units: list[int], gpus: int, prefetch: int, w: int) -> int:
     return shards + max(sum(units[i : i + 1 + prefetch]) for i in range(len(units))) * w
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("fsdp_peak_param_bytes")
-@pytest.mark.points(3)
-@pytest.mark.hint("While a unit runs, its full weights sit beside every unit's shard: what if the model is one unit?")
+@grade(fsdp_peak_param_bytes, "correctness", points=3,
+       hint="While a unit runs, its full weights sit beside every unit's shard: what if the model is one unit?")
 def test_fsdp_peak_worked_numbers():
     """LLaMA-3-8B (218,112,000 params per layer) on 8 GPUs: per-layer wrap 4.55 GB; no auto-wrap (one unit) 18.07 GB."""
     units = llama_units("llama-3-8b")
-    assert_bytes(fsdp_peak_param_bytes(units, 8), 4_545_143_808, "fsdp_peak_param_bytes(LLaMA-3-8B per layer, 8 GPUs)")
-    assert_bytes(
-        fsdp_peak_param_bytes([sum(units)], 8), 18_068_087_808, "fsdp_peak_param_bytes(LLaMA-3-8B as one unit, 8 GPUs)"
-    )
-    assert_bytes(
+    assert_exact(fsdp_peak_param_bytes(units, 8), 4_545_143_808, "fsdp_peak_param_bytes(LLaMA-3-8B per layer, 8 GPUs)",
+                 unit="B")
+    assert_exact(fsdp_peak_param_bytes([sum(units)], 8), 18_068_087_808,
+                 "fsdp_peak_param_bytes(LLaMA-3-8B as one unit, 8 GPUs)", unit="B")
+    assert_exact(
         fsdp_peak_param_bytes(units, 8, prefetch=0),
         4_108_919_808,
         "fsdp_peak_param_bytes(LLaMA-3-8B per layer, 8 GPUs, prefetch=0)",
+        unit="B",
     )
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("fsdp_peak_param_bytes")
-@pytest.mark.points(2)
-@pytest.mark.hint("Slide a window of 1 + prefetch consecutive units; near the end the window is shorter.")
+@grade(fsdp_peak_param_bytes, "correctness", points=2,
+       hint="Slide a window of 1 + prefetch consecutive units; near the end the window is shorter.")
 @given(
     units=st.lists(st.integers(0, 10**9), min_size=1, max_size=12),
     gpus=st.integers(1, 64),
@@ -212,17 +189,15 @@ def test_fsdp_peak_worked_numbers():
 )
 def test_fsdp_peak_closed_form(units, gpus, prefetch, w):
     """Σ ceil(u/N)·w + the largest window of unsharded units, for any wrapping."""
-    assert_bytes(
+    assert_exact(
         fsdp_peak_param_bytes(units, gpus, prefetch=prefetch, weight_bytes=w),
         peak(units, gpus, prefetch, w),
         f"fsdp_peak_param_bytes({units}, {gpus}, prefetch={prefetch}, weight_bytes={w})",
+        unit="B",
     )
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("fsdp_peak_param_bytes")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(fsdp_peak_param_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize(
     "args, kwargs, name",
     [
@@ -234,6 +209,4 @@ def test_fsdp_peak_closed_form(units, gpus, prefetch, w):
     ],
 )
 def test_fsdp_peak_rejects_bad_arguments(args, kwargs, name):
-    with pytest.raises(ValueError) as err:
-        fsdp_peak_param_bytes(*args, **kwargs)
-    assert name in str(err.value), f"fsdp_peak_param_bytes{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(fsdp_peak_param_bytes, args, name, kwargs)
