@@ -84,3 +84,20 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         grid = (triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"]),)
         _matmul_kernel[grid](*args, **cfg, EVEN_K=k % cfg["BLOCK_K"] == 0)
     return c
+
+
+# ---- what this is the reference of: plain data read by make bench and the tests (grader/tools/bench.py) ------
+
+
+def _bench_inputs(device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    n = 4096 if device == "cuda" else 64  # on the CPU: the engine's dry run, interpreted
+    g = torch.Generator(device).manual_seed(0)
+    return tuple(torch.randn(n, n, device=device, generator=g).to(torch.bfloat16) for _ in range(2))
+
+
+REFERENCE = dict(
+    unit="l24_gemm", exercises=("matmul",), vendor="torch.matmul",
+    bench=(dict(name="matmul", inputs=_bench_inputs, run=matmul, oracle=lambda a, b: a.float() @ b.float(),
+                baseline="torch.matmul", goal=0.9, rtol=2e-2, atol=0.5,
+                flops=lambda a, b: 2 * a.shape[0] * a.shape[1] * b.shape[1]),),
+)

@@ -44,3 +44,32 @@ def transpose(x: torch.Tensor) -> torch.Tensor:
     _transpose_kernel[grid](x, y, n_rows, n_cols, x.stride(0), x.stride(1), y.stride(0), y.stride(1),
                             BLOCK_M=block, BLOCK_N=block, GROUP_M=8, num_warps=8)
     return y
+
+
+def transpose_cu(launch, x: torch.Tensor) -> torch.Tensor:  # noqa: ANN001 - launch(kernel, grid, block, args)
+    """kernels_ref/transpose.cu's ``transpose_f32`` on a 2-D contiguous fp32 CUDA tensor. ``launch`` runs a
+    kernel of the compiled .cu (make bench passes grader.kernels.cuda.launch bound to it)."""
+    n_rows, n_cols = x.shape
+    y = torch.empty((n_cols, n_rows), dtype=x.dtype, device=x.device)
+    launch("transpose_f32", (triton.cdiv(n_cols, 32), triton.cdiv(n_rows, 32)), (32, 8), [x, y, n_rows, n_cols])
+    return y
+
+
+# ---- what this is the reference of: plain data read by make bench and the tests (grader/tools/bench.py) ------
+
+
+def _bench_inputs(device: str) -> tuple[torch.Tensor]:
+    n = 8192 if device == "cuda" else 128  # on the CPU: the engine's dry run, interpreted
+    return (torch.randn(n, n, device=device, generator=torch.Generator(device).manual_seed(0)),)
+
+
+def _transposed(x: torch.Tensor) -> torch.Tensor:
+    return x.t().contiguous()
+
+
+REFERENCE = dict(
+    unit="l22_memory_coalescing", exercises=("transpose",), vendor="copy",
+    bench=(dict(name="transpose", inputs=_bench_inputs, run=transpose, oracle=_transposed, baseline="copy", goal=0.85),
+           dict(name="transpose.cu", source="transpose.cu", inputs=_bench_inputs, run=transpose_cu, oracle=_transposed,
+                baseline="copy", goal=0.85)),
+)

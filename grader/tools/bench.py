@@ -1,23 +1,28 @@
 """``make bench``: the reference kernels against the hardware and the vendor, side by side, in one run.
 
+Every row comes from a declaration: each ``kernels_ref/<module>.py`` ends with ``REFERENCE = dict(...)``
+(plain data: the audit refuses kernel code that imports the grader), read as a :class:`Reference`:
+the unit and the exercises whose gpu_perf tests it is the reference of, the baseline those tests
+score against (``vendor``), and its rows here (``bench``: :class:`BenchCase` fields, how to build the
+inputs, how to call the reference, what it must return, the baseline and the goal). A new reference
+kernel is a new row, with nothing to add to this file; a kernels_ref module without a declaration is
+printed as "missing" (and fails tests/grader/test_kernels_ref.py).
+
 On one GPU, in one process, every row is timed interleaved with its baseline (warm-up, L2 flush,
-CUDA events, median: :func:`grader.kernels.perf.bench_interleaved`) and reported as a ratio, never as an
-absolute time alone:
+CUDA events, median: :func:`grader.kernels.perf.compare`) and reported as a ratio, never as an
+absolute time alone. The baselines (:data:`BASELINES`): ``copy``, a device-to-device copy of the first
+input (the ratio is the fraction of the copy bandwidth), ``torch.matmul`` (cuBLAS) and ``sdpa_flash``
+(SDPA's flash backend). Each reference is first checked against its oracle on the same inputs, so
+a fast wrong kernel is reported as wrong, not fast.
 
-* softmax (kernels_ref/softmax.py), transpose (kernels_ref/transpose.py, and the CUDA C++
-  kernels_ref/transpose.cu) as a fraction of the measured device-to-device copy bandwidth (bytes
-  read + written per second); goal ≥ 0.85;
-* matmul (kernels_ref/matmul.py) against ``torch.matmul`` (cuBLAS) at 4096³ bf16; goal ≥ 0.9×;
-* attention forward (kernels_ref/attention.py) against SDPA's flash backend at n = 4096, d = 128;
-  goal ≥ 0.8×.
-
-Each reference is first checked against torch on the same inputs, so a fast wrong kernel is
-reported as wrong, not fast. A reference file that is missing prints "missing". Without a GPU the
-command says so and exits 0: there is nothing to measure on a CPU.
+Without a GPU the command says so and exits 0: there is nothing to measure on a CPU. The engine's
+dry run (``DRIPSTONE_GPU_DRY_RUN=1``, tests/grader/test_bench.py) runs every row on the CPU at the
+declarations' small sizes, interpreted and timed with the host clock: never a measurement.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -26,8 +31,92 @@ from dataclasses import dataclass
 from grader.grading import target
 from grader.kernels import perf
 
-COPY_GOAL, MATMUL_GOAL, ATTENTION_GOAL = 0.85, 0.9, 0.8
-ATTENTION_NAMES = ("flash_attention_fwd", "attention", "flash_attention")
+DECLARATION = "REFERENCE"
+DECLARATION_HELP = (
+    "end it with `REFERENCE = dict(unit=..., exercises=(...), vendor=..., bench=(dict(name=..., inputs=..., run=..., "
+    "oracle=..., baseline=..., goal=...),))`: the unit and exercises whose gpu_perf tests time it, the baseline key "
+    "those tests score against, and its make bench rows (fields of grader.tools.bench.Reference and BenchCase; "
+    "kernels_ref/softmax.py is an example)"
+)
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    """One row of ``make bench``: a reference kernel on fixed inputs, checked, then timed against a baseline.
+
+    ``inputs(device)`` builds the tensors (on "cpu", the dry run, small ones: the kernels are interpreted);
+    ``run(*inputs)`` calls the reference; ``oracle(*inputs)`` is what it must return (for a tuple such
+    as ``(o, lse)`` the first element is checked) within ``rtol``/``atol``; ``baseline`` is a key of
+    :data:`BASELINES`; ``goal`` the ratio to it asked for; ``flops(*inputs)`` the floating-point
+    operations of one call (compute-bound rows report TFLOP/s). ``source``: a ``.cu`` file of
+    kernels_ref the row launches, timed on a GPU only; then ``run(launch, *inputs)`` gets
+    ``launch(kernel, grid, block, args)``, which runs a kernel of that file compiled with NVRTC.
+    """
+
+    name: str
+    inputs: Callable[[str], tuple]
+    run: Callable[..., object]
+    oracle: Callable[..., object]
+    baseline: str
+    goal: float
+    rtol: float = 0.0
+    atol: float = 0.0
+    flops: Callable[..., float] | None = None
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.baseline not in BASELINES:
+            raise ValueError(f"BenchCase {self.name!r}: baseline {self.baseline!r} is not one of {sorted(BASELINES)}; "
+                             "use one of them or add the new one to grader.tools.bench.BASELINES")
+        if not self.goal > 0:
+            raise ValueError(f"BenchCase {self.name!r}: goal must be a ratio > 0, got {self.goal!r}")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a kernels_ref module is the reference of: its ``REFERENCE`` dict, read by make bench and the tests.
+
+    ``unit`` and ``exercises``: the gpu_perf tests that time this module as ``kernels_ref`` (the dry
+    run, tests/grader/test_gpu_dry_run.py, expects exactly those tests to time it); ``vendor``: the key
+    of the baseline those tests score against (``baselines=`` of :func:`grader.kernels.perf.time_learner`);
+    ``bench``: its rows in ``make bench``.
+    """
+
+    unit: str
+    exercises: tuple[str, ...]
+    vendor: str
+    bench: tuple[BenchCase, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.exercises, tuple) or not self.exercises:
+            raise ValueError(f"Reference of {self.unit}: exercises must be a non-empty tuple of exercise names")
+        if not self.bench or not all(isinstance(c, BenchCase) for c in self.bench):
+            raise ValueError(f"Reference of {self.unit}: bench must be a non-empty tuple of BenchCase")
+
+
+def modules() -> list[str]:
+    """The kernels_ref/*.py modules (each must declare a :class:`Reference`)."""
+    return sorted(p.stem for p in (target.REPO_ROOT / "kernels_ref").glob("*.py"))
+
+
+def declaration(module: str, *, interpret: bool = True) -> Reference:
+    """``kernels_ref/<module>.py``'s ``REFERENCE``; LookupError saying what to add where it has none."""
+    found = getattr(target.load_reference(module, interpret=interpret), DECLARATION, None)
+    if not isinstance(found, dict):
+        raise LookupError(f"kernels_ref/{module}.py has no {DECLARATION} dict (found {type(found).__name__}): "
+                          f"{DECLARATION_HELP}")
+    try:
+        return Reference(**{**found, "bench": tuple(BenchCase(**case) for case in found.get("bench", ()))})
+    except (TypeError, ValueError) as exc:
+        raise LookupError(f"kernels_ref/{module}.py's {DECLARATION}: {exc}; {DECLARATION_HELP}") from None
+
+
+def declarations(*, interpret: bool = True) -> dict[str, Reference]:
+    """``{module: Reference}`` of every kernels_ref module; LookupError naming the first without one."""
+    return {m: declaration(m, interpret=interpret) for m in modules()}
+
+
+# ---- the table ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -44,32 +133,61 @@ class Row:
     def line(self) -> str:
         if self.ratio is None:
             return (
-                f"  {self.name:<10} {self.shape:<26} {'-':>7}   goal {self.goal:.2f}× {self.baseline:<18} {self.note}"
+                f"  {self.name:<12} {self.shape:<24} {'-':>7}   goal {self.goal:.2f}× {self.baseline:<18} {self.note}"
             )
         verdict = "ok" if self.ratio >= self.goal else "BELOW GOAL"
         return (
-            f"  {self.name:<10} {self.shape:<26} {self.ratio:>6.2f}×   goal {self.goal:.2f}× {self.baseline:<18} "
+            f"  {self.name:<12} {self.shape:<24} {self.ratio:>6.2f}×   goal {self.goal:.2f}× {self.baseline:<18} "
             f"{verdict}  {self.note}"
         )
 
 
-def _reference(module: str, names: tuple[str, ...]) -> Callable | None:
-    """The first of ``names`` in kernels_ref/<module>.py compiled for the GPU, or None if the file is absent."""
-    if not (target.REPO_ROOT / "kernels_ref" / f"{module}.py").is_file():
-        return None
-    mod = target.load_reference(module, interpret=False)
-    return next((getattr(mod, n) for n in names if callable(getattr(mod, n, None))), None)
+def _copy(x, *_):  # noqa: ANN001, ANN202 - tensors in, a call out
+    out = x.new_empty(x.shape)
+    return lambda: out.copy_(x)
 
 
-def _time(candidates: dict[str, Callable[[], object]]) -> dict[str, float]:
-    return perf.bench_interleaved(candidates, timer=perf.cuda_event_timer, flush=perf.l2_flusher(), reps=30)
+def _matmul(a, b):  # noqa: ANN001, ANN202
+    import torch
+
+    return lambda: torch.matmul(a, b)
 
 
-def _checked(got, want, *, rtol: float, atol: float) -> str:
+def _sdpa_flash(q, k, v):  # noqa: ANN001, ANN202
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backend = SDPBackend.FLASH_ATTENTION if q.is_cuda else SDPBackend.MATH  # the CPU dry run has no flash
+
+    def sdpa():  # noqa: ANN202
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v)
+
+    return sdpa
+
+
+# baseline key -> (how the table names it, how to build its call from a row's inputs)
+BASELINES: dict[str, tuple[str, Callable[..., Callable[[], object]]]] = {
+    "copy": ("vs D2D copy", _copy),
+    "torch.matmul": ("vs torch.matmul", _matmul),
+    "sdpa_flash": ("vs SDPA flash", _sdpa_flash),
+}
+
+DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+
+
+def describe(inputs: tuple) -> str:
+    """``8192×8192 fp32``: the first input's shape and dtype."""
+    x = inputs[0]
+    return "×".join(map(str, x.shape)) + " " + DTYPES.get(str(x.dtype).removeprefix("torch."), str(x.dtype))
+
+
+def _checked(got, want, *, rtol: float, atol: float) -> str:  # noqa: ANN001 - tensors or (o, lse) tuples
     """'' if ``got`` matches ``want``, else a short note (the row is then not timed)."""
     import torch
 
     got = got[0] if isinstance(got, tuple) else got
+    want = want[0] if isinstance(want, tuple) else want
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
         return f"wrong output ({type(got).__name__} {getattr(got, 'shape', '')})"
     err = (got.double() - want.double()).abs()
@@ -77,133 +195,86 @@ def _checked(got, want, *, rtol: float, atol: float) -> str:
     return f"WRONG: {int(bad.sum())} elements off (max error {float(err.max()):.3g})" if bool(bad.any()) else ""
 
 
-def bandwidth_rows() -> list[Row]:
-    """softmax and transpose as fractions of the copy bandwidth, on the same bytes."""
-    import torch
-
-    rows = []
-    x = torch.randn(8192, 8192, device="cuda", dtype=torch.float32)
-    out = torch.empty_like(x)
-    for name, module, fn_name, want_fn in (
-        ("softmax", "softmax", "softmax", lambda t: torch.softmax(t, dim=-1)),
-        ("transpose", "transpose", "transpose", lambda t: t.t().contiguous()),
-    ):
-        fn = _reference(module, (fn_name,))
-        shape = "8192×8192 fp32"
-        if fn is None:
-            rows.append(Row(name, shape, None, COPY_GOAL, "vs D2D copy", f"missing: kernels_ref/{module}.py"))
-            continue
-        note = _checked(fn(x), want_fn(x), rtol=1e-5, atol=1e-6)
-        if note:
-            rows.append(Row(name, shape, None, COPY_GOAL, "vs D2D copy", note))
-            continue
-        ms = _time({"ref": lambda fn=fn: fn(x), "copy": lambda: out.copy_(x)})
-        gbs = 2 * x.numel() * x.element_size() / (ms["copy"] * 1e-3) / 1e9
-        rows.append(
-            Row(
-                name,
-                shape,
-                ms["copy"] / ms["ref"],
-                COPY_GOAL,
-                "vs D2D copy",
-                f"copy {gbs:,.0f} GB/s; ref {ms['ref']:.3f} ms",
-            )
-        )
-    return rows
+def _rate(case: BenchCase, inputs: tuple, ms: dict[str, float]) -> str:
+    if case.flops is not None:
+        return f"ref {case.flops(*inputs) / (ms['ref'] * 1e-3) / 1e12:,.1f} TFLOP/s"
+    moved = 2 * inputs[0].numel() * inputs[0].element_size()  # read once, written once
+    return f"ref {moved / (ms['ref'] * 1e-3) / 1e9:,.0f} GB/s ({ms['ref']:.3f} ms)"
 
 
-def cuda_transpose_row() -> Row:
-    """kernels_ref/transpose.cu (CUDA C++, NVRTC) as a fraction of the copy bandwidth."""
-    import torch
-
+def _cu_runner(case: BenchCase) -> Callable[..., object]:
+    """``case.run`` with a ``launch`` bound to kernels_ref/<source> compiled for this GPU."""
     from grader.kernels import cuda
 
-    shape, path = "8192×8192 fp32", target.REPO_ROOT / "kernels_ref" / "transpose.cu"
-    if not path.is_file():
-        return Row("transpose.cu", shape, None, COPY_GOAL, "vs D2D copy", "missing: kernels_ref/transpose.cu")
-    kernel = cuda.compile_cu(path.read_text(), "kernels_ref/transpose.cu", arch=cuda.device_arch())
-    x = torch.randn(8192, 8192, device="cuda")
-    y, out = torch.empty_like(x), torch.empty_like(x)
-    run = lambda: cuda.launch(kernel, "transpose_f32", (256, 256), (32, 8), [x, y, 8192, 8192])
-    run()
-    torch.cuda.synchronize()
-    note = _checked(y, x.t().contiguous(), rtol=0, atol=0)
+    path = target.REPO_ROOT / "kernels_ref" / case.source
+    compiled = cuda.compile_cu(path.read_text(), f"kernels_ref/{case.source}", arch=cuda.device_arch())
+    return functools.partial(case.run, functools.partial(cuda.launch, compiled))
+
+
+def measure(case: BenchCase, device: str) -> Row:
+    """Check ``case``'s reference against its oracle, then time it against its baseline on ``device``."""
+    label, make_baseline = BASELINES[case.baseline]
+    inputs = case.inputs(device)
+    shape = describe(inputs)
+    if case.source and device != "cuda":
+        return Row(case.name, shape, None, case.goal, label, f"{perf.PENDING_GPU}: kernels_ref/{case.source} "
+                   "launches on a GPU only")
+    run = _cu_runner(case) if case.source else case.run
+    note = _checked(run(*inputs), case.oracle(*inputs), rtol=case.rtol, atol=case.atol)
     if note:
-        return Row("transpose.cu", shape, None, COPY_GOAL, "vs D2D copy", note)
-    ms = _time({"ref": run, "copy": lambda: out.copy_(x)})
-    return Row("transpose.cu", shape, ms["copy"] / ms["ref"], COPY_GOAL, "vs D2D copy", f"ref {ms['ref']:.3f} ms")
+        return Row(case.name, shape, None, case.goal, label, note)
+    ms = perf.compare({"ref": lambda: run(*inputs), "baseline": make_baseline(*inputs)}, device=device).medians_ms
+    return Row(case.name, shape, ms["baseline"] / ms["ref"], case.goal, label, _rate(case, inputs, ms))
 
 
-def matmul_row() -> Row:
-    import torch
-
-    shape = "4096³ bf16"
-    fn = _reference("matmul", ("matmul",))
-    if fn is None:
-        return Row("matmul", shape, None, MATMUL_GOAL, "vs torch.matmul", "missing: kernels_ref/matmul.py")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    note = _checked(fn(a, b), a.float() @ b.float(), rtol=2e-2, atol=0.5)
-    if note:
-        return Row("matmul", shape, None, MATMUL_GOAL, "vs torch.matmul", note)
-    ms = _time({"ref": lambda: fn(a, b), "torch": lambda: torch.matmul(a, b)})
-    tflops = 2 * 4096**3 / (ms["ref"] * 1e-3) / 1e12
-    return Row("matmul", shape, ms["torch"] / ms["ref"], MATMUL_GOAL, "vs torch.matmul", f"ref {tflops:,.0f} TFLOP/s")
-
-
-def attention_row() -> Row:
-    import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    shape = "4×32×4096×128 bf16"
-    fn = _reference("attention", ATTENTION_NAMES)
-    if fn is None:
-        return Row("attention", shape, None, ATTENTION_GOAL, "vs SDPA flash", "missing: kernels_ref/attention.py")
-    q, k, v = (torch.randn(4, 32, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-
-    def sdpa():
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            return F.scaled_dot_product_attention(q, k, v)
-
-    note = _checked(fn(q, k, v), sdpa(), rtol=2e-2, atol=2e-2)
-    if note:
-        return Row("attention", shape, None, ATTENTION_GOAL, "vs SDPA flash", note)
-    ms = _time({"ref": lambda: fn(q, k, v), "sdpa": sdpa})
-    tflops = 4 * 4 * 32 * 4096**2 * 128 / (ms["ref"] * 1e-3) / 1e12
-    return Row(
-        "attention", shape, ms["sdpa"] / ms["ref"], ATTENTION_GOAL, "vs SDPA flash", f"ref {tflops:,.0f} TFLOP/s"
-    )
-
-
-def _guarded(make: Callable[[], Row | list[Row]], name: str) -> list[Row]:
+def _guarded(make: Callable[[], Row], name: str) -> Row:
     """A row that raised is reported with its error; the other rows still run."""
     try:
-        made = make()
+        return make()
     except Exception as exc:  # noqa: BLE001 - one broken reference must not hide the others
-        return [Row(name, "", None, 0.0, "", f"ERROR {type(exc).__name__}: {str(exc).splitlines()[0][:120]}")]
-    return made if isinstance(made, list) else [made]
+        first = (str(exc) or repr(exc)).splitlines()[0][:160]
+        return Row(name, "", None, 0.0, "", f"ERROR {type(exc).__name__}: {first}")
+
+
+def rows(device: str) -> list[Row]:
+    """One row per declared BenchCase of every kernels_ref module, in module order ("missing" where undeclared)."""
+    out = []
+    for module in modules():
+        try:
+            ref = declaration(module, interpret=device != "cuda")
+        except (LookupError, target.SubmissionError) as exc:
+            out.append(Row(module, "", None, 0.0, "", f"missing: {str(exc)[:160]}"))
+            continue
+        out += [_guarded(lambda case=case: measure(case, device), case.name) for case in ref.bench]
+    return out
 
 
 def main() -> int:
     """Print the table (or say there is no GPU); 0 whenever it ran."""
-    os.environ["TRITON_INTERPRET"] = "0"  # compiled kernels (kernels_ref is loaded with interpret=False too)
-    if not perf.gpu_available():
+    if perf.dry_run():
+        device = "cpu"
+        os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported: the kernels run interpreted
+        print("Dripstone reference kernels: dry run on the CPU (interpreted, host clock): not a measurement")
+    elif not perf.gpu_available():
         print(
             "make bench: no CUDA GPU on this machine (torch.cuda.is_available() is False); nothing measured. "
             "Run it on a GPU machine or in the docker image."
         )
         return 0
-    record = perf.device_record()
-    print(
-        f"Dripstone reference kernels on {record.get('gpu')} (driver {record.get('driver_version')}, "
-        f"SM clock {record.get('clocks.sm', '?')}, torch {record.get('torch')}, CUDA {record.get('cuda_runtime')})"
-    )
-    rows = _guarded(bandwidth_rows, "bandwidth") + _guarded(cuda_transpose_row, "transpose.cu")
-    rows += _guarded(matmul_row, "matmul") + _guarded(attention_row, "attention")
-    print("  kernel     shape                       ratio   goal   baseline")
-    for row in rows:
+    else:
+        device = "cuda"
+        os.environ["TRITON_INTERPRET"] = "0"  # compiled kernels (kernels_ref is loaded with interpret=False too)
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = False  # the oracles' fp32 matmuls in full precision
+        record = perf.device_record()
+        print(
+            f"Dripstone reference kernels on {record.get('gpu')} (driver {record.get('driver_version')}, "
+            f"SM clock {record.get('clocks.sm', '?')}, torch {record.get('torch')}, CUDA {record.get('cuda_runtime')})"
+        )
+    table = rows(device)
+    print("  kernel       shape                      ratio   goal   baseline")
+    for row in table:
         print(row.line())
     return 0
 

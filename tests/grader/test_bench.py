@@ -1,4 +1,5 @@
-"""grader/tools/bench.py (`make bench`): says so and exits 0 without a GPU; its rows report ratios against goals."""
+"""grader/tools/bench.py (`make bench`): says so and exits 0 without a GPU; its rows, built from the kernels_ref
+declarations, report ratios against goals."""
 
 from __future__ import annotations
 
@@ -24,19 +25,61 @@ def test_rows_show_ratio_goal_and_what_is_missing():
     assert "0.92×" in bench.Row("softmax", "8192×8192 fp32", 0.92, 0.85, "vs D2D copy").line()
     assert "ok" in bench.Row("softmax", "s", 0.92, 0.85, "vs D2D copy").line()
     assert "BELOW GOAL" in bench.Row("matmul", "4096³ bf16", 0.5, 0.9, "vs torch.matmul").line()
-    missing = bench.Row("attention", "s", None, 0.8, "vs SDPA flash", "missing: kernels_ref/attention.py").line()
+    missing = bench.Row("attention", "", None, 0.0, "", "missing: kernels_ref/attention.py has no REFERENCE").line()
     assert "missing: kernels_ref/attention.py" in missing and "ok" not in missing
 
 
-def test_reference_lookup_and_output_check(monkeypatch):
+def test_output_check():
     import torch
 
-    assert bench._reference("no_such_kernel", ("f",)) is None
     want = torch.ones(3, 4)
     assert bench._checked(want.clone(), want, rtol=1e-5, atol=0) == ""
     assert bench._checked((want.clone(), None), want, rtol=1e-5, atol=0) == ""  # (o, lse) tuples: o is checked
     assert bench._checked(want * 2, want, rtol=1e-5, atol=0).startswith("WRONG: 12 elements")
     assert bench._checked(want[:2], want, rtol=1e-5, atol=0).startswith("wrong output")
+
+
+def test_every_declared_row_runs_dry_on_the_cpu(monkeypatch):
+    """The rows come from the kernels_ref declarations alone: each one is checked and timed (host clock,
+    interpreted, small sizes) through the code make bench runs on a GPU; the .cu rows wait for one."""
+    monkeypatch.setenv(perf.DRY_RUN_ENV, "1")
+    declared = {c.name: c for ref in bench.declarations().values() for c in ref.bench}
+    rows = {row.name: row for row in bench.rows("cpu")}
+    assert set(rows) == set(declared), f"bench.rows() gave {sorted(rows)}, the declarations {sorted(declared)}"
+    for name, row in rows.items():
+        if declared[name].source:
+            assert row.ratio is None and perf.PENDING_GPU in row.note, row
+            continue
+        assert row.ratio is not None and row.ratio > 0 and row.baseline.startswith("vs "), row
+        assert ("TFLOP/s" if declared[name].flops else "GB/s") in row.note, row
+
+
+def test_a_wrong_or_broken_reference_is_reported_not_timed():
+    import torch
+
+    inputs = lambda device: (torch.ones(4, 4, device=device),)
+    wrong = bench.BenchCase("wrong", inputs, lambda x: 2 * x, oracle=lambda x: x.clone(), baseline="copy", goal=0.85)
+    row = bench.measure(wrong, "cpu")
+    assert row.ratio is None and row.note.startswith("WRONG: 16 elements") and row.shape == "4×4 fp32", row
+    broken = bench.BenchCase("broken", inputs, lambda x: 1 / 0, oracle=lambda x: x, baseline="copy", goal=0.85)
+    (row,) = [bench._guarded(lambda: bench.measure(broken, "cpu"), "broken")]
+    assert row.ratio is None and row.note.startswith("ERROR ZeroDivisionError"), row
+    with pytest.raises(ValueError, match="not one of"):
+        bench.BenchCase("x", inputs, abs, oracle=abs, baseline="cuBLAS", goal=0.9)
+
+
+def test_a_kernels_ref_module_without_a_declaration_is_a_missing_row(monkeypatch, tmp_path):
+    (tmp_path / "kernels_ref").mkdir()
+    (tmp_path / "kernels_ref" / "scan.py").write_text("def scan(x):\n    return x\n")
+    monkeypatch.setattr(bench.target, "REPO_ROOT", tmp_path)
+    (row,) = bench.rows("cpu")
+    assert row.name == "scan" and row.ratio is None and "missing: kernels_ref/scan.py has no REFERENCE" in row.note
+    with pytest.raises(LookupError, match=r"REFERENCE = dict\(unit="):
+        bench.declarations()
+    (tmp_path / "kernels_ref" / "scan.py").write_text("REFERENCE = dict(unit='l99_x', exercises=('scan',), vendor='v')\n")
+    monkeypatch.setattr(bench.target, "_CACHE", {})
+    with pytest.raises(LookupError, match="scan.py's REFERENCE: .*bench must be a non-empty tuple"):
+        bench.declarations()
 
 
 def test_bench_batch_prints_rates_overhead_and_who_fell_short(monkeypatch, capsys):
