@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import pytest
@@ -10,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import MODELS
-from grader.grading.harness import learner
+from grader.kit import assert_exact, assert_number, assert_rejects, grade, learner
 
 UNIT = "l30_model_parallel"
 pipeline_bubble_time_fraction = learner(UNIT, "parallel", "pipeline_bubble_time_fraction")
@@ -23,19 +22,16 @@ pipelines = dict(p=st.integers(1, 64), m=st.integers(1, 512), v=st.integers(1, 8
 
 
 def assert_fraction(got: object, want: Fraction, what: str) -> None:
-    assert isinstance(got, float), f"{what}: expected a float, got {got!r} ({type(got).__name__})"
-    assert math.isclose(got, float(want), rel_tol=1e-12, abs_tol=1e-15), (
-        f"{what} = {got!r}, expected {want} = {float(want):.6g}"
-    )
+    """A float (not an int, not a Fraction) equal to the exact fraction ``want`` up to float rounding."""
+    assert isinstance(got, float), f"{what} = {got!r}: return a float, not {type(got).__name__}"
+    assert_number(got, float(want), f"{what} (exactly {want} = {float(want):.6g})", rel=1e-12)
 
 
 # ---- pipeline_bubble_time_fraction -------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("pipeline_bubble_time_fraction")
-@pytest.mark.points(2)
-@pytest.mark.hint("Count time in chunks: how many chunk-times does a stage wait during warm-up and cool-down?")
+@grade(pipeline_bubble_time_fraction, "correctness", points=2,
+       hint="Count time in chunks: how many chunk-times does a stage wait during warm-up and cool-down?")
 def test_time_fraction_worked_numbers():
     """Course table (p=4): m=16 → 3/19 = 15.8 %, v=2 → 3/35 = 8.6 %; naive (m=1) → 3/4; one stage → 0."""
     for args, want in [
@@ -48,41 +44,30 @@ def test_time_fraction_worked_numbers():
         assert_fraction(pipeline_bubble_time_fraction(*args), want, f"pipeline_bubble_time_fraction{args}")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("pipeline_bubble_time_fraction")
-@pytest.mark.points(2)
-@pytest.mark.hint("Which of p and m is the number of stages? The bubble must vanish as micro-batches grow.")
+@grade(pipeline_bubble_time_fraction, "correctness", points=2,
+       hint="Which of p and m is the number of stages? The bubble must vanish as micro-batches grow.")
 @given(**pipelines)
 def test_time_fraction_closed_form_and_limits(p, m, v):
     """(p−1)/(v·m + p−1): in [0, 1), shrinking as m or v grows, → 0 as m → ∞."""
     got = pipeline_bubble_time_fraction(p, m, v)
     assert_fraction(got, Fraction(p - 1, v * m + p - 1), f"pipeline_bubble_time_fraction({p}, {m}, {v})")
-    assert pipeline_bubble_time_fraction(p, m + 1, v) <= got
+    assert pipeline_bubble_time_fraction(p, m + 1, v) <= got, f"the bubble must not grow from m={m} to m={m + 1}"
     assert pipeline_bubble_time_fraction(p, 10**9, v) < 1e-7, "the bubble must vanish as m grows"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("pipeline_bubble_time_fraction")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(pipeline_bubble_time_fraction, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize(
     "args, name", [((0, 16), "p"), ((4, 0), "m"), ((4, 16, 0), "v"), ((4.0, 16), "p"), ((4, 16.5), "m")]
 )
 def test_time_fraction_rejects_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        pipeline_bubble_time_fraction(*args)
-    assert name in str(err.value), (
-        f"pipeline_bubble_time_fraction{args}: the ValueError should name `{name}`: {err.value}"
-    )
+    assert_rejects(pipeline_bubble_time_fraction, args, name)
 
 
 # ---- pipeline_bubble_ratio ---------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("pipeline_bubble_ratio")
-@pytest.mark.points(2)
-@pytest.mark.hint("Megatron divides the bubble by the ideal time, not by the total time.")
+@grade(pipeline_bubble_ratio, "correctness", points=2,
+       hint="Megatron divides the bubble by the ideal time, not by the total time.")
 def test_ratio_worked_numbers():
     """Megatron-LM (2104.04473): p=4, m=16 → 3/16 = 18.75 %; interleaved v=2 → 3/32 = 9.375 %."""
     for args, want in [
@@ -94,10 +79,8 @@ def test_ratio_worked_numbers():
         assert_fraction(pipeline_bubble_ratio(*args), want, f"pipeline_bubble_ratio{args}")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("pipeline_bubble_ratio")
-@pytest.mark.points(2)
-@pytest.mark.hint("bubble/ideal and bubble/total describe the same schedule: how do they convert?")
+@grade(pipeline_bubble_ratio, "correctness", points=2,
+       hint="bubble/ideal and bubble/total describe the same schedule: how do they convert?")
 @given(**pipelines)
 def test_ratio_closed_form_and_consistency(p, m, v):
     """(p−1)/(v·m), and ratio = f / (1 − f) with f the time fraction (the same bubble, two denominators)."""
@@ -107,15 +90,10 @@ def test_ratio_closed_form_and_consistency(p, m, v):
     assert_fraction(got, f / (1 - f), f"pipeline_bubble_ratio({p}, {m}, {v}) vs the time fraction {f}")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("pipeline_bubble_ratio")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(pipeline_bubble_ratio, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize("args, name", [((0, 16), "p"), ((4, 0), "m"), ((4, 16, -1), "v"), ((4, 16.0), "m")])
 def test_ratio_rejects_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        pipeline_bubble_ratio(*args)
-    assert name in str(err.value), f"pipeline_bubble_ratio{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(pipeline_bubble_ratio, args, name)
 
 
 # ---- one_f_one_b_schedule ----------------------------------------------------------------------
@@ -162,10 +140,8 @@ def simulate(schedules: list[list[tuple[str, int]]]) -> int | None:
     return max(clock) if all(pos[s] == len(schedules[s]) for s in range(p)) else None
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("one_f_one_b_schedule")
-@pytest.mark.points(3)
-@pytest.mark.hint("Stage s warms up with p−s−1 forwards; then each forward is followed by the oldest backward.")
+@grade(one_f_one_b_schedule, "correctness", points=3,
+       hint="Stage s warms up with p−s−1 forwards; then each forward is followed by the oldest backward.")
 def test_schedule_worked_example():
     """p=4, m=8: stage 0 = F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7; the last stage alternates from the start."""
 
@@ -182,10 +158,8 @@ def test_schedule_worked_example():
         assert got == parse(text), f"one_f_one_b_schedule(4, 8, stage={stage}) = {got}, expected {text}"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("one_f_one_b_schedule")
-@pytest.mark.points(3)
-@pytest.mark.hint("GPipe also runs, but keeps every micro-batch in flight: 1F1B caps stage s at p−s.")
+@grade(one_f_one_b_schedule, "correctness", points=3,
+       hint="GPipe also runs, but keeps every micro-batch in flight: 1F1B caps stage s at p−s.")
 @given(p=st.integers(1, 8), m=st.integers(1, 16))
 def test_schedule_runs_with_the_1f1b_bubble(p, m):
     """All stages together never deadlock and finish in (m+p−1)·(t_F+t_B).
@@ -195,27 +169,21 @@ def test_schedule_runs_with_the_1f1b_bubble(p, m):
     schedules = [[tuple(a) for a in one_f_one_b_schedule(p, m, s)] for s in range(p)]
     for s, acts in enumerate(schedules):
         peak = check_stage(acts, p, m, s)
-        assert peak == min(p - s, m), (
-            f"one_f_one_b_schedule({p}, {m}, stage={s}): {peak} micro-batches in flight, expected {min(p - s, m)}"
-        )
+        assert_exact(peak, min(p - s, m), f"micro-batches in flight in one_f_one_b_schedule({p}, {m}, stage={s})",
+                     why="min(p − stage, m)")
     finish = simulate(schedules)
     assert finish is not None, f"the {p}-stage pipeline deadlocks with these schedules: {schedules}"
-    assert finish == (m + p - 1) * (T_F + T_B), (
-        f"p={p}, m={m}: the pipeline finishes at {finish}, expected {(m + p - 1) * (T_F + T_B)}"
-    )
+    assert_exact(finish, (m + p - 1) * (T_F + T_B), f"p={p}, m={m}: the pipeline's finish time",
+                 why=f"(m + p − 1)·(t_F + t_B) with t_F = {T_F}, t_B = {T_B}")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("one_f_one_b_schedule")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument: which stages exist in a p-stage pipeline?")
+@grade(one_f_one_b_schedule, "correctness", points=1,
+       hint="Raise ValueError naming the argument: which stages exist in a p-stage pipeline?")
 @pytest.mark.parametrize(
     "args, name", [((4, 8, 4), "stage"), ((4, 8, -1), "stage"), ((4, 0, 0), "m"), ((0, 8, 0), "p")]
 )
 def test_schedule_rejects_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        one_f_one_b_schedule(*args)
-    assert name in str(err.value), f"one_f_one_b_schedule{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(one_f_one_b_schedule, args, name)
 
 
 # ---- megatron_groups ---------------------------------------------------------------------------
@@ -230,10 +198,8 @@ def groups_of(got: object, rank: int, call: str) -> dict[str, tuple[int, ...]]:
     return {k: tuple(entry[k]) for k in ("tp", "pp", "dp")}
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("megatron_groups")
-@pytest.mark.points(3)
-@pytest.mark.hint("rank = pp_rank·tp·dp + dp_rank·tp + tp_rank: which coordinate varies fastest?")
+@grade(megatron_groups, "correctness", points=3,
+       hint="rank = pp_rank·tp·dp + dp_rank·tp + tp_rank: which coordinate varies fastest?")
 def test_groups_worked_example():
     """TP=8, DP=2, PP=4 (64 ranks): TP groups are 8 consecutive ranks, DP stride 8, PP stride 16."""
     got = megatron_groups(64, 8, 4)
@@ -249,10 +215,8 @@ def test_groups_worked_example():
     assert len(got) == 64, f"megatron_groups(64, 8, 4) has {len(got)} ranks, expected 64"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("megatron_groups")
-@pytest.mark.points(3)
-@pytest.mark.hint("Decompose each rank with divmod, TP innermost, then DP, then PP.")
+@grade(megatron_groups, "correctness", points=3,
+       hint="Decompose each rank with divmod, TP innermost, then DP, then PP.")
 @given(tp=st.integers(1, 8), pp=st.integers(1, 6), dp=st.integers(1, 6))
 def test_groups_closed_form(tp, pp, dp):
     """Every rank's groups follow Megatron's order, and each kind of group partitions the world."""
@@ -270,10 +234,8 @@ def test_groups_closed_form(tp, pp, dp):
         assert groups_of(got, rank, call) == want, f"{call}[{rank}] = {got[rank]}, expected {want}"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("megatron_groups")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument: can 60 ranks hold tp=8 × pp=4?")
+@grade(megatron_groups, "correctness", points=1,
+       hint="Raise ValueError naming the argument: can 60 ranks hold tp=8 × pp=4?")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -285,18 +247,14 @@ def test_groups_closed_form(tp, pp, dp):
     ],
 )
 def test_groups_reject_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        megatron_groups(*args)
-    assert name in str(err.value), f"megatron_groups{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(megatron_groups, args, name)
 
 
 # ---- tp_allreduce_bytes_per_layer --------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("tp_allreduce_bytes_per_layer")
-@pytest.mark.points(3)
-@pytest.mark.hint("How many all-reduces per layer forward, how many backward; and is the 2-byte factor already in M?")
+@grade(tp_allreduce_bytes_per_layer, "correctness", points=3,
+       hint="How many all-reduces per layer forward, how many backward; and is the 2-byte factor already in M?")
 def test_tp_traffic_worked_numbers():
     """70B, b=2, s=4096, h=8192, TP=8: 939,524,096 B per layer and step; ×80 layers.
 
@@ -304,17 +262,14 @@ def test_tp_traffic_worked_numbers():
     """
     m = MODELS["llama-3-70b"]
     got = tp_allreduce_bytes_per_layer(2, 4096, m.hidden, 8)
-    assert got == 939_524_096, (
-        f"tp_allreduce_bytes_per_layer(2, 4096, 8192, 8) = {got!r}, expected 939,524,096 (4 × 234,881,024)"
-    )
-    assert got * m.n_layers == 75_161_927_680
-    assert tp_allreduce_bytes_per_layer(2, 4096, m.hidden, 1) == 0, "TP=1 all-reduces nothing"
+    assert_exact(got, 939_524_096, "tp_allreduce_bytes_per_layer(2, 4096, 8192, 8)", why="4 × 234,881,024", unit="B")
+    assert_exact(got * m.n_layers, 75_161_927_680, f"{m.n_layers} layers × tp_allreduce_bytes_per_layer", unit="B")
+    assert_exact(tp_allreduce_bytes_per_layer(2, 4096, m.hidden, 1), 0,
+                 "tp_allreduce_bytes_per_layer(2, 4096, 8192, 1)", why="TP=1 all-reduces nothing", unit="B")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("tp_allreduce_bytes_per_layer")
-@pytest.mark.points(2)
-@pytest.mark.hint("A ring all-reduce sends 2·(N−1) chunks of ceil(M/N) bytes from every GPU.")
+@grade(tp_allreduce_bytes_per_layer, "correctness", points=2,
+       hint="A ring all-reduce sends 2·(N−1) chunks of ceil(M/N) bytes from every GPU.")
 @given(
     b=st.integers(0, 64),
     s=st.integers(0, 2**17),
@@ -325,15 +280,11 @@ def test_tp_traffic_worked_numbers():
 def test_tp_traffic_closed_form(b, s, h, tp, e):
     want = 4 * 2 * (tp - 1) * -(-(b * s * h * e) // tp)
     got = tp_allreduce_bytes_per_layer(b, s, h, tp, e)
-    assert type(got) is int and got == want, (
-        f"tp_allreduce_bytes_per_layer({b}, {s}, {h}, {tp}, {e}) = {got!r}, expected {want}"
-    )
+    assert_exact(got, want, f"tp_allreduce_bytes_per_layer({b}, {s}, {h}, {tp}, {e})",
+                 why="4 all-reduces × 2·(tp − 1)·ceil(b·s·h·e / tp)", unit="B")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("tp_allreduce_bytes_per_layer")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(tp_allreduce_bytes_per_layer, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -344,8 +295,4 @@ def test_tp_traffic_closed_form(b, s, h, tp, e):
     ],
 )
 def test_tp_traffic_rejects_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        tp_allreduce_bytes_per_layer(*args)
-    assert name in str(err.value), (
-        f"tp_allreduce_bytes_per_layer{args}: the ValueError should name `{name}`: {err.value}"
-    )
+    assert_rejects(tp_allreduce_bytes_per_layer, args, name)
