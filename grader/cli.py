@@ -54,9 +54,16 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _units(args: argparse.Namespace) -> int:
-    del args
-    for unit in api.all_units():
-        print(unit)
+    if not args.tier and not args.exercises:
+        print("\n".join(api.all_units()))
+        return 0
+    try:
+        found = api.tier_exercises(args.tier)
+    except api.GraderError as exc:
+        print(f"grader error: {exc}", file=sys.stderr)
+        return 2
+    for unit, exercises in found.items():
+        print(f"{unit}: {' '.join(exercises)}" if args.exercises else unit)
     return 0
 
 
@@ -126,6 +133,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--unit", "-u", action="append", default=[], help="only this unit (full name); repeatable")
     s.set_defaults(func=_stubs)
     u = sub.add_parser("units", help="list the units that have grading tests")
+    u.add_argument("--tier", choices=[t.value for t in results.Tier],
+                   help="only units with tests of this tier (collects the tests: gpu_perf lists the kernel units)")
+    u.add_argument("--exercises", action="store_true",
+                   help="print `unit: exercise ...`: the exercises graded (those of --tier)")
     u.set_defaults(func=_units)
     d = sub.add_parser("doctor", help="what this machine can grade, and the command that fixes each problem")
     d.add_argument("--blocking", action="store_true", help=doctor.BLOCKING_HELP)
