@@ -12,8 +12,9 @@ call also refuses torch compute ops (:mod:`grader.kernels.guard`) and keeps inpu
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,17 +23,35 @@ from grader.grading import boundary, target
 from grader.grading.target import SubmissionError
 from grader.kernels import audit
 
-_gpu_mode = False
+
+@dataclass
+class _KernelMode:
+    """How kernels load in this process; changed only by :func:`gpu_mode`, read by :func:`kernels_compiled`."""
+
+    compiled: bool = False  # compiled for the GPU; False: Triton's interpreter on the CPU
 
 
-def set_gpu_mode(on: bool) -> None:
-    """gpu_perf tests run learner kernels compiled, every other tier under the interpreter."""
-    global _gpu_mode
-    _gpu_mode = on
+_MODE = _KernelMode()
 
 
-def gpu_mode() -> bool:
-    return _gpu_mode
+@contextlib.contextmanager
+def gpu_mode(on: bool) -> Iterator[None]:
+    """Within the block, learner kernels and kernels_ref load compiled for the GPU (``on``) or interpreted.
+
+    The plugin runs gpu_perf tests under ``gpu_mode(True)`` and every other tier under ``gpu_mode(False)``;
+    :func:`on_device` checks run under ``gpu_mode(not dry_run)``. The previous mode comes back on exit.
+    """
+    previous = _MODE.compiled
+    _MODE.compiled = on
+    try:
+        yield
+    finally:
+        _MODE.compiled = previous
+
+
+def kernels_compiled() -> bool:
+    """Whether kernels load compiled for the GPU here (inside ``gpu_mode(True)``), not interpreted."""
+    return _MODE.compiled
 
 
 @dataclass(frozen=True)
@@ -52,7 +71,7 @@ class LearnerFunction:
         :meth:`defaults` or :func:`learner_value` instead (they are answered by the worker).
         """
         _not_in_the_judge(f"{self.unit}/{self.module}.py")
-        mod = target.load_module(self.unit, self.module, interpret=not _gpu_mode)
+        mod = target.load_module(self.unit, self.module, interpret=not kernels_compiled())
         fn = getattr(mod, self.name, None)
         if fn is None:
             raise SubmissionError(
@@ -124,7 +143,7 @@ class LearnerFunction:
             out = _unwrap_interpreter_error(fn, *args, **kwargs)
         _check_inputs_untouched(self.name, [a for a in args if isinstance(a, torch.Tensor)], inputs)
         _check_not_an_input(self.name, out, args)
-        if not _gpu_mode:  # compiled kernels are not traced; every CPU tier runs them interpreted
+        if not kernels_compiled():  # compiled kernels are not traced; every CPU tier runs them interpreted
             _check_written_by_kernel(self.name, out, written)
         return out
 
@@ -168,12 +187,8 @@ def _beside_learner(label: str, fn: Callable[..., Any], args: tuple[Any, ...], k
 def _on_device_here(check: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     from grader.kernels import perf
 
-    previous = _gpu_mode
-    set_gpu_mode(not perf.dry_run())  # the dry run interprets the kernels on the CPU
-    try:
+    with gpu_mode(not perf.dry_run()):  # the dry run interprets the kernels on the CPU
         return _to_cpu(check(*args, **kwargs))
-    finally:
-        set_gpu_mode(previous)
 
 
 def _to_cpu(value: Any) -> Any:

@@ -182,11 +182,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """Run gpu_perf tests against learner kernels compiled for the GPU, others interpreted."""
-    harness.set_gpu_mode(_is_gpu_perf(item))
     try:
-        return (yield)
+        with harness.gpu_mode(_is_gpu_perf(item)):
+            return (yield)
     finally:
-        harness.set_gpu_mode(False)
         boundary.end_test()  # batch grading: no learner state outlives a test
 
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import pytest
 
 from grader._lazy import torch
+from grader.grading import harness, target
 
 PENDING_GPU = "pending GPU"
 
@@ -131,11 +132,9 @@ def gpu_available() -> bool:
 def reference(module: str):  # noqa: ANN201 - a module or None
     """``kernels_ref/<module>.py`` compiled for the GPU (interpreted in the dry run), or None where the
     tree has none (a student's release, batch grading's snapshot): timed for the record, never scored."""
-    from grader.grading import harness, target
-
     if not (target.REPO_ROOT / "kernels_ref" / f"{module}.py").is_file():
         return None
-    return target.load_reference(module, interpret=not harness.gpu_mode())
+    return target.load_reference(module, interpret=not harness.kernels_compiled())
 
 
 DRY_RUN_ENV = "DRIPSTONE_GPU_DRY_RUN"

@@ -63,6 +63,22 @@ def test_modules_are_cached_per_file_and_never_write_bytecode(submission, tmp_pa
     assert not (tmp_path / "u" / "__pycache__").exists()
 
 
+def test_gpu_mode_loads_the_compiled_module_inside_and_restores_the_previous_mode(submission):
+    submission("m", "import os\ndef f():\n    return os.environ['TRITON_INTERPRET']\nAT_IMPORT = f()\n")
+    f = harness.learner("u", "m", "f")
+    assert not harness.kernels_compiled()
+    assert f.resolve().__globals__["AT_IMPORT"] == "1", "outside gpu_mode(True): interpreted"
+    with harness.gpu_mode(True):
+        assert harness.kernels_compiled()
+        assert f.resolve().__globals__["AT_IMPORT"] == "0", "gpu_mode(True) must load the module compiled"
+        with harness.gpu_mode(False):
+            assert f.resolve().__globals__["AT_IMPORT"] == "1"
+        assert harness.kernels_compiled(), "leaving a nested gpu_mode(False) must restore the outer mode"
+    with pytest.raises(RuntimeError), harness.gpu_mode(True):
+        raise RuntimeError("a failing gpu_perf test")
+    assert not harness.kernels_compiled(), "an exception inside gpu_mode(True) must not leave kernels compiled"
+
+
 def test_guard_refuses_compute_and_allows_allocation_and_views():
     x = torch.randn(4, 8)
     with guard.refuse_torch_compute("softmax_fused"):
