@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.authoring import stubs
+from grader.grading import command
 from grader.grading.results import GradeReport, Tier, read_results
 from grader.grading.target import REPO_ROOT, TARGET_ENV, display_path, is_unit
 
@@ -53,11 +54,13 @@ def grade(
     exercises: Sequence[str] = (),
     junit: Path | None = None,
     log: Path | None = None,
+    timeout: float | None = None,
 ) -> GradeReport:
     """Grade ``target`` (a folder laid out like exercises/) on the given units; all by default.
 
     Runs the units' grading tests with pytest in a child process, so the learner's code cannot
-    outlive or disturb the caller, and reads back the results the plugin recorded.
+    outlive or disturb the caller, and reads back the results the plugin recorded. ``timeout``:
+    seconds before the child is stopped (GraderError); none by default.
     """
     target = Path(target).resolve()
     if not target.is_dir():
@@ -65,17 +68,16 @@ def grade(
     chosen = resolve_units(units)
     with tempfile.TemporaryDirectory(prefix="dripstone-") as tmp:
         report_path = Path(tmp) / "results.jsonl"
-        cmd = [sys.executable, "-m", "pytest", *(str(TESTS / u) for u in chosen),
-               "-p", "grader.grading.plugin", "-p", "no:cacheprovider", "--target", str(target),
-               "--dripstone-report", str(report_path), "-q", "--no-header", "-rN", "--tb=no", "--assert=plain",
-               "--rootdir", str(REPO_ROOT), "-c", str(REPO_ROOT / "pyproject.toml")]
-        cmd += [a for e in exercises for a in ("--exercise", e)]
-        if junit:
-            cmd += [f"--junitxml={junit}"]
+        cmd = command.pytest_command(sys.executable, REPO_ROOT, command.unit_paths(REPO_ROOT, chosen), target=target,
+                                     report=report_path, exercises=exercises, junit=junit)
         # Hypothesis keeps a cache of constants beside its database: keep both out of the repo and target.
         env = {**os.environ, TARGET_ENV: str(target), "PYTHONDONTWRITEBYTECODE": "1",
                "HYPOTHESIS_STORAGE_DIRECTORY": str(Path(tmp) / "hypothesis")}
-        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+        try:
+            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise GraderError(f"grading {display_path(target)} ran past {timeout:g} s and was stopped: "
+                              "look for an endless loop or a hang in it") from None
         if log:
             log.write_text(proc.stdout + proc.stderr)
         results = read_results(report_path)

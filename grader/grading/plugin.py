@@ -16,18 +16,15 @@ import pytest  # noqa: E402
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
 from grader.grading import boundary, harness, target  # noqa: E402
+from grader.grading.command import EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION  # noqa: E402
 from grader.grading.results import Status, TestResult, Tier  # noqa: E402
 from grader.kernels import perf  # noqa: E402
 from grader.kit.marks import MARK as GRADE_MARK  # noqa: E402
 from grader.kit.marks import MARK_HELP  # noqa: E402
 
-TARGET_OPTION = "--target"
 TARGET_HELP = "folder laid out like exercises/ to grade (default: exercises/)"
-EXERCISE_OPTION = "--exercise"
 EXERCISE_HELP = "grade only tests of this exercise (function name); repeatable"
-REPORT_OPTION = "--dripstone-report"
 REPORT_HELP = "write one JSON result per graded test to this file (or fd:N, an open descriptor)"
-MANIFEST_OPTION = "--dripstone-manifest"
 MANIFEST_HELP = "write the graded tests (nodeid, unit, exercise, tier, points, hint) collected to this JSON file"
 
 TIERS = tuple(t.value for t in Tier)

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from grader.grading import command
 from grader.grading.results import GradeReport, Status, TestResult, Tier, gradescope
 from grader.instructor import host, sandbox, unpack
 
@@ -131,25 +132,8 @@ def discover(submissions: Path) -> list[Student]:
 
 def collect_manifest(repo: Path, units: Sequence[str], exercises: Sequence[str], dest: Path) -> list[dict[str, object]]:
     """The graded tests, collected on the grader's copy by the grader's Python; no learner code runs."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "--collect-only",
-        "-q",
-        *(str(repo / "tests" / u) for u in units),
-        "-p",
-        "grader.grading.plugin",
-        "-p",
-        "no:cacheprovider",
-        "--dripstone-manifest",
-        str(dest),
-        "--rootdir",
-        str(repo),
-        "-c",
-        str(repo / "pyproject.toml"),
-        *sandbox.exercise_args(exercises),
-    ]
+    cmd = command.pytest_command(sys.executable, repo, command.unit_paths(repo, units), manifest=dest,
+                                 exercises=exercises, collect_only=True)
     with tempfile.TemporaryDirectory(prefix="dripstone-manifest-") as tmp:
         env = {
             **os.environ,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from grader.grading import command as grading_command
 from grader.grading.target import REPO_ROOT
 from grader.instructor.host import PROBE_UID, UID_BASE, gpu_device_files
 
@@ -180,36 +181,10 @@ def stage_target(submission: Path, dest: Path) -> Path:
     return dest
 
 
-def exercise_args(exercises: Sequence[str]) -> list[str]:
-    return [a for e in exercises for a in ("--exercise", e)]
-
-
 def pytest_command(python: Path, repo: Path, target: Path, job: Job, report: str) -> list[str]:
     """The grading run, as ``grader.api.grade`` runs it, with results to ``report`` (fd:N or a path)."""
-    return [
-        str(python),
-        "-m",
-        "pytest",
-        *(str(repo / "tests" / u) for u in job.units),
-        "-p",
-        "grader.grading.plugin",
-        "-p",
-        "no:cacheprovider",
-        "--target",
-        str(target),
-        "--dripstone-report",
-        report,
-        "-q",
-        "--no-header",
-        "-rN",
-        "--tb=no",
-        "--assert=plain",
-        "--rootdir",
-        str(repo),
-        "-c",
-        str(repo / "pyproject.toml"),
-        *exercise_args(job.exercises),
-    ]
+    paths = grading_command.unit_paths(repo, job.units)
+    return grading_command.pytest_command(python, repo, paths, target=target, report=report, exercises=job.exercises)
 
 
 def _environment(repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str | None = None) -> dict[str, str]:
