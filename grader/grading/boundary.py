@@ -151,7 +151,7 @@ def call(
         raise LearnerCallFailed(_ended[name])
     worker = _ensure_worker()
     shared_args, placed = _share(args)
-    request = pickle.dumps((run, shared_args, kwargs, len(traffic._counters)))
+    request = pickle.dumps((run, shared_args, kwargs, len(traffic.open_counters())))
     reply = _exchange(worker, name, request)
     for i, (spec, original) in enumerate(placed):
         if not inputs_read_only:
@@ -257,8 +257,7 @@ def _serve(requests: int, replies: int) -> None:
 
 
 def _answer(run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], n_counters: int) -> bytes:
-    counters = [traffic.Traffic() for _ in range(n_counters)]
-    traffic._counters[:] = counters
+    counters = traffic.replace_open_counters(n_counters)
     args = tuple(a.view(_arena) if isinstance(a, _Shared) else a for a in args)
     try:
         payload: dict[str, Any] = {"value": _encode(run(*args, **kwargs))}
@@ -490,13 +489,8 @@ def _unpack(name: str, reply: bytes) -> Any:
 
 
 def _add_traffic(counts: list[dict[str, Any]]) -> None:
-    for mine, theirs in zip(traffic._counters, counts, strict=False):
-        mine.bytes_loaded += int(theirs["bytes_loaded"])
-        mine.bytes_stored += int(theirs["bytes_stored"])
-        mine.bytes_atomic += int(theirs["bytes_atomic"])
-        mine.launches += int(theirs["launches"])
-        mine.programs += int(theirs["programs"])
-        mine.kernels.extend(str(k) for k in theirs["kernels"])
+    for mine, theirs in zip(traffic.open_counters(), counts, strict=False):
+        mine.add(traffic.Traffic.from_record(theirs))
 
 
 def _rebuild(raised: _Raised) -> BaseException:

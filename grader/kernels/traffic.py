@@ -29,8 +29,9 @@ from __future__ import annotations
 import contextlib
 import linecache
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -56,6 +57,19 @@ class Traffic:
             f"{self.launches} launch(es) [{names}], {self.bytes_loaded:,} B loaded, "
             f"{self.bytes_stored:,} B stored"
         )
+
+    def add(self, other: Traffic) -> None:
+        """Add what ``other`` counted to this count."""
+        for f in fields(self):
+            if f.name != "kernels":
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        self.kernels.extend(other.kernels)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Traffic:
+        """A count sent by another process as ``dataclasses.asdict(traffic)``: numbers made ints, kernels strs."""
+        counts = {f.name: int(record[f.name]) for f in fields(cls) if f.name != "kernels"}
+        return cls(**counts, kernels=[str(k) for k in record["kernels"]])
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,21 @@ def count_traffic() -> Iterator[Traffic]:
         yield traffic
     finally:
         _counters.remove(traffic)
+
+
+def open_counters() -> list[Traffic]:
+    """The counts of the :func:`count_traffic` blocks open now, outermost first (each launch adds to all)."""
+    return list(_counters)
+
+
+def replace_open_counters(n: int) -> list[Traffic]:
+    """From now on count into ``n`` fresh counts instead of the open blocks'; returns them.
+
+    Batch grading's worker: they stand for the ``n`` blocks open in the judge, which adds what they
+    counted to its own (:meth:`Traffic.add`). A later call replaces them again.
+    """
+    _counters[:] = [Traffic() for _ in range(n)]
+    return list(_counters)
 
 
 @contextlib.contextmanager

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 import triton
@@ -85,6 +87,29 @@ def test_launches_accumulate_and_blocks_nest():
             _launch(_copy, x, torch.empty_like(x), block=32)
     assert (inner.launches, inner.programs, inner.bytes_loaded) == (1, 2, 256)
     assert (outer.launches, outer.programs, outer.bytes_loaded) == (2, 3, 512)
+
+
+def test_a_worker_counts_into_stand_ins_that_add_up_in_the_judge():
+    """Batch grading: the worker counts into fresh stand-ins for the judge's open blocks and sends them as
+    dicts; the judge adds each to its own block (boundary.py)."""
+    x = torch.randn(64)
+    stand_ins = traffic.replace_open_counters(2)  # the worker, called by a judge with two blocks open
+    try:
+        assert traffic.open_counters() == stand_ins and len(stand_ins) == 2
+        _launch(_copy, x, torch.empty_like(x), block=32)
+        sent = [dataclasses.asdict(t) for t in stand_ins]
+    finally:
+        traffic.replace_open_counters(0)
+    assert traffic.open_counters() == []
+    with count_traffic() as outer, count_traffic() as inner:  # the judge
+        assert traffic.open_counters() == [outer, inner]
+        _launch(_copy, x, torch.empty_like(x), block=64)
+        for mine, theirs in zip(traffic.open_counters(), sent, strict=True):
+            mine.add(traffic.Traffic.from_record(theirs))
+    assert (outer.launches, outer.programs, outer.bytes_loaded, outer.bytes_stored) == (2, 3, 512, 512)
+    assert inner == outer and outer.kernels == ["_copy", "_copy"]
+    assert traffic.Traffic.from_record({**sent[0], "launches": "1", "kernels": (7,)}) == traffic.Traffic(
+        256, 256, 0, 1, 2, ["7"]), "a record's counts must come back as ints and its kernel names as strs"
 
 
 def test_block_pointer_loads_count_inside_the_boundary_only():
