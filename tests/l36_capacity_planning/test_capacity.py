@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import GB, GPUS, MODELS, GiB
-from grader.grading.harness import learner
+from grader.kit import assert_exact, assert_number, assert_rejects, grade, learner
 
 UNIT = "l36_capacity_planning"
 kv_bytes_per_token_per_gpu = learner(UNIT, "capacity", "kv_bytes_per_token_per_gpu")
@@ -20,42 +20,29 @@ cluster_size = learner(UNIT, "capacity", "cluster_size")
 L70 = MODELS["llama-3-70b"]  # Qwen2.5-72B has the same KV geometry: 80 layers, 8 KV heads of 128
 
 
-def assert_int(got: object, want: int, what: str) -> None:
-    assert type(got) is int, f"{what}: expected an int, got {got!r} ({type(got).__name__})"
-    assert got == want, f"{what} = {got:,}, expected {want:,}"
-
-
-def raises_naming(fn, args: tuple, name: str) -> None:
-    with pytest.raises(ValueError) as err:
-        fn(*args)
-    assert name in str(err.value), f"{fn.name}{args}: the ValueError should name `{name}`: {err.value}"
-
-
 # ---- kv_bytes_per_token_per_gpu ----------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("kv_bytes_per_token_per_gpu")
-@pytest.mark.points(3)
-@pytest.mark.hint("How many KV heads does one GPU hold when there are more GPUs than KV heads?")
+@grade(kv_bytes_per_token_per_gpu, "correctness", points=3,
+       hint="How many KV heads does one GPU hold when there are more GPUs than KV heads?")
 def test_kv_per_gpu_worked_numbers():
     """Course: tiny (L2, 2 KV heads of 64, fp16) → 1024 B; 70B TP8 → 40,960 B; TP16 keeps 40,960 (heads replicated)."""
-    assert_int(kv_bytes_per_token_per_gpu(2, 2, 64, 1), 1024, "kv_bytes_per_token_per_gpu(2, 2, 64, tp=1)")
+    assert_exact(kv_bytes_per_token_per_gpu(2, 2, 64, 1), 1024, "kv_bytes_per_token_per_gpu(2, 2, 64, tp=1)", unit="B")
     for tp, want in [(1, 327_680), (2, 163_840), (8, 40_960), (16, 40_960), (32, 40_960)]:
-        assert_int(
+        assert_exact(
             kv_bytes_per_token_per_gpu(L70.n_layers, L70.n_kv_heads, L70.head_dim, tp),
             want,
             f"kv_bytes_per_token_per_gpu(80, 8, 128, tp={tp})",
+            unit="B",
         )
-    assert_int(
-        kv_bytes_per_token_per_gpu(80, 8, 128, 8, elem_bytes=1), 20_480, "kv_bytes_per_token_per_gpu(70B, TP8, fp8)"
+    assert_exact(
+        kv_bytes_per_token_per_gpu(80, 8, 128, 8, elem_bytes=1), 20_480, "kv_bytes_per_token_per_gpu(70B, TP8, fp8)",
+        unit="B",
     )
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("kv_bytes_per_token_per_gpu")
-@pytest.mark.points(2)
-@pytest.mark.hint("K and V once each, for this GPU's heads only: 2·L·max(1, H_kv/TP)·d·b.")
+@grade(kv_bytes_per_token_per_gpu, "correctness", points=2,
+       hint="K and V once each, for this GPU's heads only: 2·L·max(1, H_kv/TP)·d·b.")
 @given(
     layers=st.integers(0, 128),
     heads=st.sampled_from([1, 2, 4, 8, 16, 32, 64]),
@@ -66,14 +53,13 @@ def test_kv_per_gpu_worked_numbers():
 def test_kv_per_gpu_closed_form(layers, heads, dim, tp, e):
     want = 2 * layers * max(1, heads // tp) * dim * e
     got = kv_bytes_per_token_per_gpu(layers, heads, dim, tp, e)
-    assert_int(got, want, f"kv_bytes_per_token_per_gpu({layers}, {heads}, {dim}, {tp}, {e})")
+    assert_exact(got, want, f"kv_bytes_per_token_per_gpu({layers}, {heads}, {dim}, {tp}, {e})", unit="B",
+                 why="2·L·max(1, H_kv/TP)·d·b")
     assert got * min(tp, heads) == 2 * layers * heads * dim * e, "the GPUs of one replica hold the whole cache once"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("kv_bytes_per_token_per_gpu")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument: can 8 KV heads be split over 3 GPUs?")
+@grade(kv_bytes_per_token_per_gpu, "correctness", points=1,
+       hint="Raise ValueError naming the argument: can 8 KV heads be split over 3 GPUs?")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -85,52 +71,51 @@ def test_kv_per_gpu_closed_form(layers, heads, dim, tp, e):
     ],
 )
 def test_kv_per_gpu_rejects_bad_arguments(args, name):
-    raises_naming(kv_bytes_per_token_per_gpu, args, name)
+    assert_rejects(kv_bytes_per_token_per_gpu, args, name)
 
 
 # ---- kv_pool_bytes -----------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("kv_pool_bytes")
-@pytest.mark.points(3)
-@pytest.mark.hint("gpu_memory_utilization is a share of the whole GPU: apply it before subtracting anything.")
+@grade(kv_pool_bytes, "correctness", points=3,
+       hint="gpu_memory_utilization is a share of the whole GPU: apply it before subtracting anything.")
 def test_pool_worked_numbers():
     """Course: 80e9 × 0.90 − 18e9 − 4e9 = 50e9 B.
 
     H100 80 GiB, LLaMA-3-70B TP8 weights, 4 GiB runtime: 55,376,017,408 B.
     """
-    assert_int(kv_pool_bytes(80 * GB, 0.9, 18 * GB, 4 * GB), 50 * GB, "kv_pool_bytes(80e9, 0.9, 18e9, 4e9)")
+    assert_exact(kv_pool_bytes(80 * GB, 0.9, 18 * GB, 4 * GB), 50 * GB, "kv_pool_bytes(80e9, 0.9, 18e9, 4e9)", unit="B")
     weights = L70.n_params * 2 // 8
-    assert_int(
+    assert_exact(
         kv_pool_bytes(GPUS["H100-SXM"].hbm_bytes, 0.9, weights, 4 * GiB),
         55_376_017_408,
         f"kv_pool_bytes(80 GiB, 0.9, {weights:_}, 4 GiB)",
+        unit="B",
     )
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("kv_pool_bytes")
-@pytest.mark.points(2)
-@pytest.mark.hint("floor(V·α) − weights − runtime: the buffer is what α leaves out of the whole GPU.")
+@grade(kv_pool_bytes, "correctness", points=2,
+       hint="floor(V·α) − weights − runtime: the buffer is what α leaves out of the whole GPU.")
 @given(
     gpu=st.sampled_from(sorted(GPUS)), util=st.floats(0.5, 1.0), w=st.integers(0, 40 * GB), rt=st.integers(0, 8 * GB)
 )
 def test_pool_closed_form(gpu, util, w, rt):
     total = GPUS[gpu].hbm_bytes
     want = math.floor(total * util) - w - rt
-    if want <= 0:
-        return raises_naming(kv_pool_bytes, (total, util, w, rt), "")
+    call = f"kv_pool_bytes({total}, {util}, {w}, {rt})"
+    if want <= 0:  # no pool left: any ValueError here; the bad-argument table checks the name
+        with pytest.raises(ValueError):
+            got = kv_pool_bytes(total, util, w, rt)
+            pytest.fail(f"{call} returned {got!r}: weights and runtime leave no pool ({want:,} B), raise ValueError")
+        return
     got = kv_pool_bytes(total, util, w, rt)
-    assert type(got) is int and abs(got - want) <= 1, (
-        f"kv_pool_bytes({total}, {util}, {w}, {rt}) = {got!r}, expected {want}"
-    )
+    if type(got) is int and abs(got - want) == 1:  # floor(V·α) of a float product may land either side
+        return
+    assert_exact(got, want, call, why="floor(V·α) − weights − runtime", unit="B")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("kv_pool_bytes")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument; and when the weights leave no pool at all?")
+@grade(kv_pool_bytes, "correctness", points=1,
+       hint="Raise ValueError naming the argument; and when the weights leave no pool at all?")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -142,41 +127,32 @@ def test_pool_closed_form(gpu, util, w, rt):
     ],
 )
 def test_pool_rejects_bad_arguments(args, name):
-    raises_naming(kv_pool_bytes, args, name)
+    assert_rejects(kv_pool_bytes, args, name)
 
 
 # ---- b_max -------------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("b_max")
-@pytest.mark.points(3)
-@pytest.mark.hint("Is 40 KB per token 40,000 B or 40,960 B? And can half a request fit?")
+@grade(b_max, "correctness", points=3, hint="Is 40 KB per token 40,000 B or 40,960 B? And can half a request fit?")
 def test_b_max_worked_numbers():
     """Tiny → 2; Qwen2.5-72B TP8 at 40,960 B/token, 50 GB pool: S=2000 → 610, S=17000 → 71, S=1600 → 762.
 
     The course prints 625 / 73 / 781: it takes 40 KB as 40,000 B (erratum #3).
     """
-    assert_int(b_max(2**20, 1024, 512), 2, "b_max(1 MiB, 1024, 512)")
+    assert_exact(b_max(2**20, 1024, 512), 2, "b_max(1 MiB, 1024, 512)")
     for s, want in [(2000, 610), (17_000, 71), (1600, 762)]:
-        assert_int(b_max(50 * GB, 40_960, s), want, f"b_max(50e9, 40960, {s})")
+        assert_exact(b_max(50 * GB, 40_960, s), want, f"b_max(50e9, 40960, {s})")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("b_max")
-@pytest.mark.points(2)
-@pytest.mark.hint("Whole requests only: round down.")
+@grade(b_max, "correctness", points=2, hint="Whole requests only: round down.")
 @given(pool=st.integers(0, 200 * GB), kv=st.integers(1, 2**20), s=st.integers(1, 2**18))
 def test_b_max_closed_form(pool, kv, s):
     got = b_max(pool, kv, s)
-    assert_int(got, pool // (kv * s), f"b_max({pool}, {kv}, {s})")
-    assert got * kv * s <= pool < (got + 1) * kv * s
+    assert_exact(got, pool // (kv * s), f"b_max({pool}, {kv}, {s})")
+    assert got * kv * s <= pool < (got + 1) * kv * s, f"b_max({pool}, {kv}, {s}) = {got}: not the most that fit"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("b_max")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(b_max, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -187,7 +163,7 @@ def test_b_max_closed_form(pool, kv, s):
     ],
 )
 def test_b_max_rejects_bad_arguments(args, name):
-    raises_naming(b_max, args, name)
+    assert_rejects(b_max, args, name)
 
 
 # ---- cluster_size ------------------------------------------------------------------------------
@@ -216,17 +192,13 @@ def check_plan(got: object, want: dict[str, float], call: str) -> None:
     for key in KEYS:
         assert key in got, f"{call}: missing key {key!r}"
         if isinstance(want[key], int):
-            assert_int(got[key], want[key], f"{call}[{key!r}]")
+            assert_exact(got[key], want[key], f"{call}[{key!r}]")
         else:
-            assert math.isclose(got[key], want[key], rel_tol=1e-9), (
-                f"{call}[{key!r}] = {got[key]!r}, expected {want[key]!r}"
-            )
+            assert_number(got[key], want[key], f"{call}[{key!r}]")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("cluster_size")
-@pytest.mark.points(3)
-@pytest.mark.hint("A request holds memory from arrival to its last token: what is T_life? Both sides get the margins.")
+@grade(cluster_size, "correctness", points=3,
+       hint="A request holds memory from arrival to its last token: what is T_life? Both sides get the margins.")
 def test_cluster_worked_numbers():
     """Course Copilot case → T_life 12.6 s, 504 in flight, 15 nodes / 120 GPUs (compute-bound).
 
@@ -238,10 +210,8 @@ def test_cluster_worked_numbers():
     check_plan(cluster_size(5, 1000, 2.0, 0.05, 1600, 71, 8), want, "cluster_size(5, 1000, 2.0, 0.05, 1600, 71, 8)")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("cluster_size")
-@pytest.mark.points(2)
-@pytest.mark.hint("Take the larger side, never the sum; round up only once per side, after the margins.")
+@grade(cluster_size, "correctness", points=2,
+       hint="Take the larger side, never the sum; round up only once per side, after the margins.")
 @given(
     qps=st.floats(0, 500),
     s_gen=st.integers(1, 4096),
@@ -262,10 +232,7 @@ def test_cluster_closed_form(qps, s_gen, ttft, tpot, tps, node_b, gpus, headroom
     )
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("cluster_size")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument: can a margin be below 1?")
+@grade(cluster_size, "correctness", points=1, hint="Raise ValueError naming the argument: can a margin be below 1?")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -277,4 +244,4 @@ def test_cluster_closed_form(qps, s_gen, ttft, tpot, tps, node_b, gpus, headroom
     ],
 )
 def test_cluster_rejects_bad_arguments(args, name):
-    raises_naming(cluster_size, args, name)
+    assert_rejects(cluster_size, args, name)
