@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.constants import MODELS, TB, gb
-from grader.grading.harness import learner
+from grader.constants import MODELS
+from grader.kit import assert_exact, assert_number, assert_parts, assert_rejects, grade, learner
 
 UNIT = "l41_post_training"
 rlhf_static_bytes = learner(UNIT, "post_training", "rlhf_static_bytes")
@@ -25,6 +25,7 @@ MODELS_OF = {
     "grpo": ("actor", "reference"),
 }
 finite = st.floats(-100, 100, allow_nan=False)
+ABS = 1e-9  # advantages are sums of differences that cancel near 0: an absolute slack beside the relative 1e-9
 
 
 def expected_models(algorithm: str, frozen_reference: bool) -> tuple[str, ...]:
@@ -33,29 +34,22 @@ def expected_models(algorithm: str, frozen_reference: bool) -> tuple[str, ...]:
 
 def check_rlhf(got: object, n: int, algorithm: str, frozen_reference: bool) -> None:
     call = f"rlhf_static_bytes({n:_}, {algorithm!r}, frozen_reference={frozen_reference})"
-    want = expected_models(algorithm, frozen_reference)
-    assert isinstance(got, dict), f"{call}: expected a dict of bytes per model, got {got!r}"
-    assert set(got) == {*want, "total"}, f"{call}: keys {sorted(got)}, expected {sorted({*want, 'total'})}"
-    for model in want:
-        value = got[model]
-        assert type(value) is int, f"{call}: {model} must be an int of bytes, got {value!r}"
-        if value != PER_PARAM[model] * n:
-            frozen = "frozen: bf16 weights only" if PER_PARAM[model] == 2 else "trained: weights, gradients, Adam"
-            raise AssertionError(
-                f"{call}: {model}: expected {PER_PARAM[model]} B/param × Ψ ({frozen}) = "
-                f"{PER_PARAM[model] * n:,} B, got {value:,} B ({value / n if n else 0:g} B/param)"
-            )
-    total = sum(got[m] for m in want)
-    assert got["total"] == total, f"{call}: total = {got['total']:,} B, expected the sum of the models {total:,} B"
+    want = {model: PER_PARAM[model] * n for model in expected_models(algorithm, frozen_reference)}
+    if isinstance(got, dict) and set(got) == {*want, "total"}:  # a wrong model first, in bytes per parameter
+        for model, value in want.items():
+            if type(got[model]) is int and got[model] != value:
+                frozen = "frozen: bf16 weights only" if PER_PARAM[model] == 2 else "trained: weights, gradients, Adam"
+                seen = f"{got[model] / n:g} B/param" if n else "not 0 for Ψ = 0"
+                assert_exact(got[model], value, f"{call}[{model!r}]", unit="B",
+                             why=f"{PER_PARAM[model]} B/param × Ψ, {frozen}; yours is {seen}")
+    assert_parts(got, {**want, "total": sum(want.values())}, call, total="total", unit="B")
 
 
 # ---- rlhf_static_bytes -------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("rlhf_static_bytes")
-@pytest.mark.points(3)
-@pytest.mark.hint("Which models are trained (weights, gradients, Adam) and which only run inference?")
+@grade(rlhf_static_bytes, "correctness", points=3,
+       hint="Which models are trained (weights, gradients, Adam) and which only run inference?")
 def test_rlhf_worked_numbers():
     """70B: PPO 36 B/param = 2.52 TB; DPO 18 → 1.26 TB; GRPO 18 with a resident reference, 16 without; SFT 16."""
     n = 70_000_000_000
@@ -68,23 +62,20 @@ def test_rlhf_worked_numbers():
     ]:
         got = rlhf_static_bytes(n, algorithm, frozen_reference=frozen)
         check_rlhf(got, n, algorithm, frozen)
-        assert got["total"] == total, f"rlhf_static_bytes(70B, {algorithm!r}) total {gb(got['total'])} GB"
-    assert rlhf_static_bytes(n, "ppo")["total"] == 2.52 * TB
+        assert_exact(got["total"], total, f"rlhf_static_bytes(70B, {algorithm!r}, frozen_reference={frozen})['total']",
+                     unit="B")
+    assert_exact(rlhf_static_bytes(n, "ppo")["total"], 2520 * 10**9, "rlhf_static_bytes(70B, 'ppo')['total']",
+                 why="2.52 TB: the reference is resident by default", unit="B")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("rlhf_static_bytes")
-@pytest.mark.points(2)
-@pytest.mark.hint("One line per resident model; the reference only when frozen_reference is True.")
+@grade(rlhf_static_bytes, "correctness", points=2,
+       hint="One line per resident model; the reference only when frozen_reference is True.")
 @given(n=st.integers(0, 10**12), algorithm=st.sampled_from(sorted(MODELS_OF)), frozen=st.booleans())
 def test_rlhf_any_size(n, algorithm, frozen):
     check_rlhf(rlhf_static_bytes(n, algorithm, frozen_reference=frozen), n, algorithm, frozen)
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("rlhf_static_bytes")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(rlhf_static_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -95,9 +86,7 @@ def test_rlhf_any_size(n, algorithm, frozen):
     ],
 )
 def test_rlhf_rejects_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        rlhf_static_bytes(*args)
-    assert name in str(err.value), f"rlhf_static_bytes{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(rlhf_static_bytes, args, name)
 
 
 # ---- lora_params -------------------------------------------------------------------------------
@@ -105,10 +94,7 @@ def test_rlhf_rejects_bad_arguments(args, name):
 L70 = MODELS["llama-3-70b"]
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("lora_params")
-@pytest.mark.points(3)
-@pytest.mark.hint("A is r × d_in and B is d_out × r: is W_v square in a GQA model?")
+@grade(lora_params, "correctness", points=3, hint="A is r × d_in and B is d_out × r: is W_v square in a GQA model?")
 def test_lora_worked_numbers():
     """Course: 4·L·h·r = 41,943,040 (square W_q, W_v); LLaMA-3-70B's W_v maps 8192 → 1024: 32,768,000."""
     h, kv = L70.hidden, L70.n_kv_heads * L70.head_dim
@@ -117,14 +103,10 @@ def test_lora_worked_numbers():
         ([(h, h), (h, kv)], 32_768_000),
         ([(h, h), (h, kv), (h, kv), (h, h)], 65_536_000),
     ]:
-        got = lora_params(L70.n_layers, shapes, 16)
-        assert got == want, f"lora_params(80, {shapes}, rank=16) = {got!r}, expected {want:,}"
+        assert_exact(lora_params(L70.n_layers, shapes, 16), want, f"lora_params(80, {shapes}, rank=16)")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("lora_params")
-@pytest.mark.points(2)
-@pytest.mark.hint("Per target and layer: r·d_in + d_out·r.")
+@grade(lora_params, "correctness", points=2, hint="Per target and layer: r·d_in + d_out·r.")
 @given(
     layers=st.integers(0, 128),
     shapes=st.lists(st.tuples(st.integers(1, 2**14), st.integers(1, 2**14)), max_size=7),
@@ -132,14 +114,11 @@ def test_lora_worked_numbers():
 )
 def test_lora_closed_form(layers, shapes, rank):
     want = layers * sum(rank * (a + b) for a, b in shapes)
-    got = lora_params(layers, shapes, rank)
-    assert type(got) is int and got == want, f"lora_params({layers}, {shapes}, {rank}) = {got!r}, expected {want}"
+    assert_exact(lora_params(layers, shapes, rank), want, f"lora_params({layers}, {shapes}, {rank})",
+                 why="layers · Σ rank·(d_in + d_out)")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("lora_params")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(lora_params, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -150,9 +129,7 @@ def test_lora_closed_form(layers, shapes, rank):
     ],
 )
 def test_lora_rejects_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        lora_params(*args)
-    assert name in str(err.value), f"lora_params{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(lora_params, args, name)
 
 
 # ---- gae_advantages ----------------------------------------------------------------------------
@@ -169,13 +146,12 @@ def assert_list(got: object, want: list[float], call: str) -> None:
         f"{call}: expected a list of {len(want)} floats, got {got!r}"
     )
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
-        assert math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-9), f"{call}[{i}] = {g!r}, expected {w!r}"
+        if not (isinstance(g, int | float) and not isinstance(g, bool) and math.isclose(g, w, abs_tol=ABS)):
+            assert_number(g, w, f"{call}[{i}] (± {ABS:g})")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("gae_advantages")
-@pytest.mark.points(3)
-@pytest.mark.hint("δ_t uses V(s_{t+1}); the recursion discounts by γλ, not by γ alone.")
+@grade(gae_advantages, "correctness", points=3,
+       hint="δ_t uses V(s_{t+1}); the recursion discounts by γλ, not by γ alone.")
 def test_gae_worked_example():
     """Rewards [0, 0, 0, 1], V = [0.5, 0.6, 0.7, 0.8, 0], γ 0.99, λ 0.95 → [0.429226, 0.356434, 0.2801, 0.2]."""
     assert_list(
@@ -188,10 +164,8 @@ def test_gae_worked_example():
     )
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("gae_advantages")
-@pytest.mark.points(2)
-@pytest.mark.hint("λ = 0 must give the TD residuals δ_t; λ = 1 the discounted return minus V(s_t).")
+@grade(gae_advantages, "correctness", points=2,
+       hint="λ = 0 must give the TD residuals δ_t; λ = 1 the discounted return minus V(s_t).")
 @given(
     rv=st.integers(0, 30).flatmap(
         lambda t: st.tuples(st.lists(finite, min_size=t, max_size=t), st.lists(finite, min_size=t + 1, max_size=t + 1))
@@ -208,10 +182,8 @@ def test_gae_closed_form(rv, gamma, lam):
     )
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("gae_advantages")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument: how many values does a T-step trajectory need?")
+@grade(gae_advantages, "correctness", points=1,
+       hint="Raise ValueError naming the argument: how many values does a T-step trajectory need?")
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -222,9 +194,7 @@ def test_gae_closed_form(rv, gamma, lam):
     ],
 )
 def test_gae_rejects_bad_arguments(args, name):
-    with pytest.raises(ValueError) as err:
-        gae_advantages(*args)
-    assert name in str(err.value), f"gae_advantages{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(gae_advantages, args, name)
 
 
 # ---- grpo_advantages ---------------------------------------------------------------------------
@@ -240,10 +210,8 @@ def grpo(rewards: list[float], g: int, eps: float) -> list[float]:
     return out
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("grpo_advantages")
-@pytest.mark.points(3)
-@pytest.mark.hint("Population std divides by G, not G − 1; and each prompt's group is normalized on its own.")
+@grade(grpo_advantages, "correctness", points=3,
+       hint="Population std divides by G, not G − 1; and each prompt's group is normalized on its own.")
 def test_grpo_worked_example():
     """[1, 0, 0, 1]: mean 0.5, population std 0.5 → [1, −1, −1, 1]; a second group of equal rewards → zeros."""
     assert_list(
@@ -258,10 +226,8 @@ def test_grpo_worked_example():
     assert_list(grpo_advantages([1, 0, 0, 1], 4), [a, -a, -a, a], "grpo_advantages([1, 0, 0, 1], 4) with eps=1e-6")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("grpo_advantages")
-@pytest.mark.points(2)
-@pytest.mark.hint("Each group's advantages sum to zero: are you normalizing per group, or over the whole batch?")
+@grade(grpo_advantages, "correctness", points=2,
+       hint="Each group's advantages sum to zero: are you normalizing per group, or over the whole batch?")
 @given(g=st.integers(1, 8), n_groups=st.integers(1, 5), data=st.data(), eps=st.sampled_from([0.0, 1e-6, 1e-4]))
 def test_grpo_closed_form(g, n_groups, data, eps):
     rewards = data.draw(
@@ -271,10 +237,7 @@ def test_grpo_closed_form(g, n_groups, data, eps):
     assert_list(got, grpo(rewards, g, eps), f"grpo_advantages({rewards}, {g}, eps={eps})")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("grpo_advantages")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(grpo_advantages, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize(
     "args, kwargs, name",
     [
@@ -285,6 +248,4 @@ def test_grpo_closed_form(g, n_groups, data, eps):
     ],
 )
 def test_grpo_rejects_bad_arguments(args, kwargs, name):
-    with pytest.raises(ValueError) as err:
-        grpo_advantages(*args, **kwargs)
-    assert name in str(err.value), f"grpo_advantages{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(grpo_advantages, args, name, kwargs)
