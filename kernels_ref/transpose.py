@@ -46,7 +46,7 @@ def transpose(x: torch.Tensor) -> torch.Tensor:
     return y
 
 
-def transpose_cu(launch, x: torch.Tensor) -> torch.Tensor:  # noqa: ANN001 - launch(kernel, grid, block, args)
+def transpose_cu(launch, x: torch.Tensor) -> torch.Tensor:  # launch(kernel, grid, block, args)
     """kernels_ref/transpose.cu's ``transpose_f32`` on a 2-D contiguous fp32 CUDA tensor. ``launch`` runs a
     kernel of the compiled .cu (make bench passes grader.kernels.cuda.launch bound to it)."""
     n_rows, n_cols = x.shape

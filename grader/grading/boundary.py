@@ -246,7 +246,7 @@ def _serve(requests: int, replies: int) -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         while (request := _read_message(requests)) is not None:
             _write_message(replies, _answer(*pickle.loads(request)))
-    except BaseException:  # noqa: BLE001 - the parent sees EOF and fails the call
+    except BaseException:  # the parent sees EOF and fails the call
         traceback.print_exc()  # into the grading log: a fault of the worker, not of the learner's code
         code = 3
     finally:
@@ -261,13 +261,13 @@ def _answer(run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     args = tuple(a.view(_arena) if isinstance(a, _Shared) else a for a in args)
     try:
         payload: dict[str, Any] = {"value": _encode(run(*args, **kwargs))}
-    except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
+    except BaseException as exc:  # everything the learner raises is reported
         payload = {"raised": asdict(_describe(exc))}
     payload["traffic"] = [asdict(c) for c in counters]
     buf = io.BytesIO()
     try:
         torch.save(payload, buf)
-    except Exception as exc:  # noqa: BLE001 - an output torch cannot save is the learner's
+    except Exception as exc:  # an output torch cannot save is the learner's
         buf = io.BytesIO()
         torch.save({"unsendable": f"{type(exc).__name__}: {exc}"}, buf)
     return buf.getvalue()
@@ -474,7 +474,7 @@ def _describe(exc: BaseException) -> _Raised:
 def _unpack(name: str, reply: bytes) -> Any:
     try:  # map_location: a CUDA tensor in the reply must not initialize CUDA in the judge
         payload = torch.load(io.BytesIO(reply), weights_only=True, map_location="cpu")
-    except Exception as exc:  # noqa: BLE001 - anything but plain data is refused
+    except Exception as exc:  # anything but plain data is refused
         raise LearnerCallFailed(
             f"{name} returned something that is not plain data (tensors, numbers, tuples): {type(exc).__name__}"
         ) from None

@@ -7,20 +7,20 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton (DESIGN §3)
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # numba.cuda exercises run simulated (grader/kernels/cuda.py)
 
-import json  # noqa: E402
-import re  # noqa: E402
-import traceback  # noqa: E402
-from pathlib import Path  # noqa: E402
+import json
+import re
+import traceback
+from pathlib import Path
 
-import pytest  # noqa: E402
-from hypothesis import HealthCheck, Phase, settings  # noqa: E402
+import pytest
+from hypothesis import HealthCheck, Phase, settings
 
-from grader.grading import boundary, harness, target  # noqa: E402
-from grader.grading.command import EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION  # noqa: E402
-from grader.grading.results import Status, TestResult, Tier  # noqa: E402
-from grader.kernels import perf  # noqa: E402
-from grader.kit.marks import MARK as GRADE_MARK  # noqa: E402
-from grader.kit.marks import MARK_HELP  # noqa: E402
+from grader.grading import boundary, harness, target
+from grader.grading.command import EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION
+from grader.grading.results import Status, TestResult, Tier
+from grader.kernels import perf
+from grader.kit.marks import MARK as GRADE_MARK
+from grader.kit.marks import MARK_HELP
 
 TARGET_HELP = "folder laid out like exercises/ to grade (default: exercises/)"
 EXERCISE_HELP = "grade only tests of this exercise (function name); repeatable"

@@ -87,7 +87,7 @@ def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -
         raise SubmissionError(
             f"{shown} line {exc.lineno}: syntax error: {exc.msg}; fix it and grade again"
         ) from None
-    except BaseException as exc:  # noqa: BLE001 - anything at import time is the submission's fault
+    except BaseException as exc:  # anything at import time is the submission's fault
         sys.modules.pop(name, None)
         where = _last_frame_in(path, exc)
         raise SubmissionError(

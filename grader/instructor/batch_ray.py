@@ -77,7 +77,7 @@ def run_ray(plan: batch.Plan, options: batch.BatchOptions, done: Callable[[batch
             ray.shutdown()
 
 
-def _init(ray, options: batch.BatchOptions, attempts: int = 3) -> None:  # noqa: ANN001 - the ray module
+def _init(ray, options: batch.BatchOptions, attempts: int = 3) -> None:  # the ray module
     """Start or join the cluster. Ray 2.60 gives a new raylet a fixed 30 s to register, which a loaded
     machine can miss ("timed out during startup"): try again before giving up."""
     for attempt in range(1, attempts + 1):
@@ -91,16 +91,16 @@ def _init(ray, options: batch.BatchOptions, attempts: int = 3) -> None:  # noqa:
                 runtime_env={"py_modules": [str(REPO_ROOT / "grader")]},
             )
             return
-        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
+        except Exception as exc:  # Ray raises a bare Exception for this
             ray.shutdown()
             if attempt == attempts or "timed out during startup" not in str(exc):
                 raise batch.BatchError(f"could not start or join the Ray cluster: {exc}") from exc
 
 
 def _submit_and_collect(
-    ray,
+    ray,  # the ray module
     plan: batch.Plan,
-    options: batch.BatchOptions,  # noqa: ANN001 - the ray module
+    options: batch.BatchOptions,
     done: Callable[[batch.StudentOutput], None],
 ) -> None:
     snapshot = ray.put(_tar(plan.snapshot))

@@ -263,7 +263,7 @@ def unit_report(unit: str, target: Path) -> GradeReport:
     return _REPORTS[key]
 
 
-def _warning_to_stdout(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+def _warning_to_stdout(message, category, filename, lineno, file=None, line=None) -> None:
     print(warnings.formatwarning(message, category, filename, lineno, line), end="")
 
 

@@ -140,8 +140,3 @@ def refuse_torch_compute(exercise: str) -> Iterator[None]:
     """Inside this block torch compute ops raise TorchComputeRefused."""
     with _RefuseTorchCompute(exercise):
         yield
-
-
-def is_enabled() -> bool:
-    """True where torch function modes work (always with the pinned torch)."""
-    return hasattr(torch.overrides, "TorchFunctionMode")

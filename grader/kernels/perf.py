@@ -129,7 +129,7 @@ def gpu_available() -> bool:
     return torch.cuda.is_available()
 
 
-def reference(module: str):  # noqa: ANN201 - a module or None
+def reference(module: str):  # a module or None
     """``kernels_ref/<module>.py`` compiled for the GPU (interpreted in the dry run), or None where the
     tree has none (a student's release, batch grading's snapshot): timed for the record, never scored."""
     if not (target.REPO_ROOT / "kernels_ref" / f"{module}.py").is_file():
@@ -179,7 +179,7 @@ def compare(
 
 
 def time_learner(
-    fn,  # noqa: ANN001 - a grader.grading.harness.LearnerFunction (kernel=True)
+    fn,  # a grader.grading.harness.LearnerFunction (kernel=True)
     call: Callable[[Callable[..., Any]], Any],
     inputs: Sequence[torch.Tensor],
     *,

@@ -142,24 +142,24 @@ class Row:
         )
 
 
-def _copy(x, *_):  # noqa: ANN001, ANN202 - tensors in, a call out
+def _copy(x, *_):  # tensors in, a call out
     out = x.new_empty(x.shape)
     return lambda: out.copy_(x)
 
 
-def _matmul(a, b):  # noqa: ANN001, ANN202
+def _matmul(a, b):
     import torch
 
     return lambda: torch.matmul(a, b)
 
 
-def _sdpa_flash(q, k, v):  # noqa: ANN001, ANN202
+def _sdpa_flash(q, k, v):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     backend = SDPBackend.FLASH_ATTENTION if q.is_cuda else SDPBackend.MATH  # the CPU dry run has no flash
 
-    def sdpa():  # noqa: ANN202
+    def sdpa():
         with sdpa_kernel(backend):
             return F.scaled_dot_product_attention(q, k, v)
 
@@ -182,7 +182,7 @@ def describe(inputs: tuple) -> str:
     return "×".join(map(str, x.shape)) + " " + DTYPES.get(str(x.dtype).removeprefix("torch."), str(x.dtype))
 
 
-def _checked(got, want, *, rtol: float, atol: float) -> str:  # noqa: ANN001 - tensors or (o, lse) tuples
+def _checked(got, want, *, rtol: float, atol: float) -> str:  # tensors or (o, lse) tuples
     """'' if ``got`` matches ``want``, else a short note (the row is then not timed)."""
     import torch
 
@@ -231,7 +231,7 @@ def _guarded(make: Callable[[], Row], name: str) -> Row:
     """A row that raised is reported with its error; the other rows still run."""
     try:
         return make()
-    except Exception as exc:  # noqa: BLE001 - one broken reference must not hide the others
+    except Exception as exc:  # one broken reference must not hide the others
         first = (str(exc) or repr(exc)).splitlines()[0][:160]
         return Row(name, "", None, 0.0, "", f"ERROR {type(exc).__name__}: {first}")
 
