@@ -9,7 +9,7 @@ Declaring what a test grades
 Exact ledgers (pure Python: a ledger unit never imports torch)
     assert_exact(got, want, what, *, why="", unit="")  an int (not a bool, not a float) equal to want
     assert_parts(got, want, what, *, total=None)       a dict of named exact parts, then its total
-    assert_number(got, want, what, *, rel=1e-9)        a real number (not a bool) within rel of want
+    assert_number(got, want, what, *, rel=1e-9, abs_tol=0.0)  a real number (not a bool) within rel (or abs_tol)
     assert_rejects(fn, args, name, kwargs=None)        ValueError whose message names the argument
     assert_rejects_all(fn, table)                      the same for each (args, name) row of a table
     human_bytes(n)                                     "1,120,000,000,000 B (1120 GB = 1043 GiB)"

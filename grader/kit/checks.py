@@ -59,12 +59,14 @@ def assert_parts(
         assert_exact(got[total], want[total], f"{what}[{total!r}]", unit=unit)
 
 
-def assert_number(got: object, want: float, what: str, *, rel: float = 1e-9) -> None:
-    """``got`` is a real number (an int or a float, not a bool) within ``rel`` of ``want``."""
+def assert_number(got: object, want: float, what: str, *, rel: float = 1e-9, abs_tol: float = 0.0) -> None:
+    """``got`` is a real number (an int or a float, not a bool) within ``rel`` of ``want``, or within
+    ``abs_tol`` of it (for values that cancel to about 0, such as differences of large timestamps)."""
     if not isinstance(got, int | float) or isinstance(got, bool):
         raise AssertionError(f"{what} = {got!r}, expected a number ({want!r})")
-    if not math.isclose(got, want, rel_tol=rel, abs_tol=1e-300):
-        raise AssertionError(f"{what} = {got!r}, expected {want!r} (relative tolerance {rel:g})")
+    if not math.isclose(got, want, rel_tol=rel, abs_tol=max(abs_tol, 1e-300)):
+        slack = f"relative tolerance {rel:g}" + (f", absolute {abs_tol:g}" if abs_tol else "")
+        raise AssertionError(f"{what} = {got!r}, expected {want!r} ({slack})")
 
 
 def _call_text(fn: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any]) -> str:
