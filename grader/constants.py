@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 GB = 10**9  # the course's "GB" in bandwidths and decimal sizes
-GiB = 2**30  # memory capacities (CATALOG §0: tests check GiB and GB separately)
+GiB = 2**30  # memory capacities; tests check GiB and GB separately (CONVENTIONS.md)
 TB = 10**12
 TFLOPS = 10**12
 
@@ -54,12 +54,12 @@ GPUS: dict[str, GPU] = {
     "A100-80G": GPU(
         "A100-80G", bf16_flops=312 * TFLOPS, fp32_flops=19.5 * TFLOPS, hbm_bytes_per_s=2.039 * TB,
         hbm_bytes=80 * GiB, nvlink_bytes_per_s=600 * GB, sms=108, smem_per_sm=164 * 1024,
-        source="NVIDIA A100 datasheet (SXM4 80GB); CATALOG §3 (the course also uses 2.0 TB/s, erratum #23)",
+        source="NVIDIA A100 datasheet (SXM4 80GB); the course also uses 2.0 TB/s (erratum #23, CONVENTIONS.md)",
     ),
     "H100-SXM": GPU(
         "H100-SXM", bf16_flops=989 * TFLOPS, fp32_flops=67 * TFLOPS, hbm_bytes_per_s=3.35 * TB,
         hbm_bytes=80 * GiB, nvlink_bytes_per_s=900 * GB, sms=132, smem_per_sm=228 * 1024,
-        source="NVIDIA H100 datasheet (SXM5); CATALOG §3",
+        source="NVIDIA H100 datasheet (SXM5)",
     ),
     "H200": GPU(
         "H200", bf16_flops=989 * TFLOPS, fp32_flops=67 * TFLOPS, hbm_bytes_per_s=4.8 * TB,
@@ -96,11 +96,11 @@ class Model:
 
 MODELS: dict[str, Model] = {
     "llama-2-7b": Model("LLaMA-2-7B", 32, 4096, 32, 32, 11008, 32000, 6_738_415_616,
-                        source="Llama 2 paper / HF config; CATALOG §3"),
+                        source="Llama 2 paper / HF config"),
     "llama-3-8b": Model("LLaMA-3-8B", 32, 4096, 32, 8, 14336, 128256, 8_030_261_248,
-                        source="Meta Llama 3 HF config; CATALOG §3"),
+                        source="Meta Llama 3 HF config"),
     "llama-3-70b": Model("LLaMA-3-70B", 80, 8192, 64, 8, 28672, 128256, 70_553_706_496,
-                         source="Meta Llama 3 HF config; CATALOG §3"),
+                         source="Meta Llama 3 HF config"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Known implementations kept beside each unit's tests: the grader is graded too (DESIGN §4).
+"""Known implementations kept beside each unit's tests: the grader is graded too (tests/grader/test_course.py).
 
 ``tests/<unit>/known_wrong/<name>.py`` holds a classic learner bug; ``known_right/<name>.py`` a
 correct alternative (another algorithm, another tiling). Each file is a small *override*: its code

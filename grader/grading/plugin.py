@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton (DESIGN §3)
+os.environ.setdefault("TRITON_INTERPRET", "1")  # before any @triton.jit runs: it reads this when it decorates
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # numba.cuda exercises run simulated (grader/kernels/cuda.py)
 
 import json

@@ -91,7 +91,7 @@ def build(out: Path, root: Path = REPO_ROOT) -> Release:
     shutil.copytree(root / "grader", out / "grader", ignore=SKIP)
     for unit in units:
         shutil.copytree(root / "tests" / unit, out / "tests" / unit, ignore=SKIP)
-    for name in ("pyproject.toml", "requirements.txt"):
+    for name in ("pyproject.toml", "requirements.txt", "CONVENTIONS.md"):  # the unit READMEs link CONVENTIONS.md
         shutil.copy2(root / name, out / name)
     (out / "Makefile").write_text(STUDENT_MAKEFILE)
     (out / "README.md").write_text(STUDENT_README.format(units=", ".join(units)))

@@ -12,8 +12,9 @@ once and writes y once) by counting, deterministically, what a kernel moves:
 
 Every active address is also checked against the tensor arguments of the launch before the
 interpreter touches memory. The plain interpreter does not check: an unmasked tail load reads
-whatever lies past the tensor and may crash the process much later (../shared/FACTS.md). Here it
-becomes a :class:`KernelMemoryError` naming the kernel, the line, the tensor and the offsets.
+whatever lies past the tensor, a store corrupts it, and the process dies much later (SIGABRT or a
+segfault, seen with triton 3.7.1). Here it becomes a :class:`KernelMemoryError` naming the kernel,
+the line, the tensor and the offsets.
 
 Why a wrapper and not triton-viz: triton-viz 3.0 imports only with triton 3.7.1, its profiler has
 to be told not to sample blocks nor skip loads, it pulls heavy dependencies and costs 1.3-3x the
