@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.constants import GPUS
-from grader.grading.harness import learner
+from grader.kit import assert_exact, assert_number, grade, learner
 
 UNIT = "l22_memory_coalescing"
 warp_sectors = learner(UNIT, "ledger", "warp_sectors")
@@ -31,70 +30,64 @@ def conflict_degree(stride: int, n_banks: int) -> int:
     return max(len(w) for w in words_of_bank.values())
 
 
+def assert_raises_value_error(fn: Callable[..., object], args: tuple) -> None:
+    """``fn(*args)`` raises ValueError (these ledgers do not promise to name the argument: any message)."""
+    try:
+        got = fn(*args)
+    except ValueError:
+        return
+    raise AssertionError(f"{fn.name}{args} returned {got!r}: invalid arguments should raise ValueError")
+
+
 # ---- warp_sectors ------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("warp_sectors")
-@pytest.mark.points(2)
-@pytest.mark.hint("How many 4-byte elements fit in one 32-byte sector, and how many of them does stride s use?")
+@grade(warp_sectors, "correctness", points=2,
+       hint="How many 4-byte elements fit in one 32-byte sector, and how many of them does stride s use?")
 def test_sectors_worked_example():
     """The lecture's table: fp32 stride 1 → 4 sectors, 2 → 8, 4 → 16, 8 and 32 → 32."""
     for stride, want in [(1, 4), (2, 8), (4, 16), (8, 32), (32, 32), (1000, 32)]:
-        got = warp_sectors(stride)
-        assert got == want, f"warp_sectors({stride}) = {got!r}, expected {want} (fp32, 32 threads, 32-byte sectors)"
+        assert_exact(warp_sectors(stride), want, f"warp_sectors({stride})", why="fp32, 32 threads, 32-byte sectors")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("warp_sectors")
-@pytest.mark.points(2)
-@pytest.mark.hint("An element can be wider than a sector (a float4 is 16 B): which sectors do its bytes cover?")
+@grade(warp_sectors, "correctness", points=2,
+       hint="An element can be wider than a sector (a float4 is 16 B): which sectors do its bytes cover?")
 @given(stride=st.integers(0, 80), elem_bytes=st.sampled_from([1, 2, 4, 8, 16, 32, 64]))
 @example(stride=0, elem_bytes=4)
 @example(stride=1, elem_bytes=16)
 @example(stride=3, elem_bytes=2)
 def test_sectors_any_stride_and_width(stride, elem_bytes):
     """Any stride (0 is a broadcast) and element width, against a byte-by-byte count."""
-    got = warp_sectors(stride, elem_bytes)
-    want = sectors_touched(stride, elem_bytes)
-    assert got == want, f"warp_sectors({stride}, elem_bytes={elem_bytes}) = {got!r}, expected {want}"
+    assert_exact(warp_sectors(stride, elem_bytes), sectors_touched(stride, elem_bytes),
+                 f"warp_sectors({stride}, elem_bytes={elem_bytes})", why="every byte of each thread's element")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("warp_sectors")
-@pytest.mark.points(1)
-@pytest.mark.hint("What should a negative stride or a 0-byte element mean?")
+@grade(warp_sectors, "correctness", points=1, hint="What should a negative stride or a 0-byte element mean?")
 def test_sectors_rejects_bad_arguments():
     for args in [(-1, 4), (1, 0), (1.5, 4), (True, 4)]:
-        with pytest.raises(ValueError):
-            warp_sectors(*args)
+        assert_raises_value_error(warp_sectors, args)
 
 
 # ---- bank_conflict_degree ------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("bank_conflict_degree")
-@pytest.mark.points(2)
-@pytest.mark.hint("Which banks do words 0, s, 2s, ... fall into? How many threads land on each?")
+@grade(bank_conflict_degree, "correctness", points=2,
+       hint="Which banks do words 0, s, 2s, ... fall into? How many threads land on each?")
 def test_banks_worked_example():
     """The lecture's strides: 1 → 1-way, 2 → 2, 3 → 1, 4 → 4, 32 → 32 (a tile column), 33 → 1 (padded)."""
     for stride, want in [(1, 1), (2, 2), (3, 1), (4, 4), (32, 32), (33, 1), (64, 32), (0, 1)]:
-        got = bank_conflict_degree(stride)
-        assert got == want, f"bank_conflict_degree({stride}) = {got!r}, expected {want}-way"
+        assert_exact(bank_conflict_degree(stride), want, f"bank_conflict_degree({stride})",
+                     why="n-way: the distinct words its busiest bank serves")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("bank_conflict_degree")
-@pytest.mark.points(2)
-@pytest.mark.hint("Two threads reading the same word get it in one broadcast; a warp always has 32 threads.")
+@grade(bank_conflict_degree, "correctness", points=2,
+       hint="Two threads reading the same word get it in one broadcast; a warp always has 32 threads.")
 @given(stride=st.integers(0, 200), n_banks=st.sampled_from([32, 16, 8, 64]))
 @example(stride=1, n_banks=16)
 def test_banks_any_stride(stride, n_banks):
     """Any stride and bank count, against a thread-by-thread count (32 threads, same word = broadcast)."""
-    got = bank_conflict_degree(stride, n_banks)
-    want = conflict_degree(stride, n_banks)
-    assert got == want, f"bank_conflict_degree({stride}, n_banks={n_banks}) = {got!r}, expected {want}"
+    assert_exact(bank_conflict_degree(stride, n_banks), conflict_degree(stride, n_banks),
+                 f"bank_conflict_degree({stride}, n_banks={n_banks})", why="32 threads, same word = broadcast")
 
 
 # ---- occupancy -----------------------------------------------------------------------------------
@@ -110,24 +103,19 @@ def expected_blocks(threads: int, regs: int, smem: int, gpu: str) -> int:
     return min(limits)
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("occupancy")
-@pytest.mark.points(2)
-@pytest.mark.hint("Which of the four limits (blocks, warps, registers, shared memory) binds first?")
+@grade(occupancy, "correctness", points=2,
+       hint="Which of the four limits (blocks, warps, registers, shared memory) binds first?")
 def test_occupancy_worked_examples():
     """A100: 256 threads × 64 regs → 50 %; 32-thread blocks → capped at 32 blocks = 50 %; 48 KB smem → 3 blocks."""
     cases = [((256, 64, 0, "A100-80G"), 0.5), ((256, 32, 0, "A100-80G"), 1.0), ((32, 16, 0, "A100-80G"), 0.5),
              ((256, 32, 48 * 1024, "A100-80G"), 0.375), ((1024, 64, 0, "H100-SXM"), 0.5),
              ((256, 40, 0, "A100-80G"), 0.75), ((128, 255, 0, "H100-SXM"), 0.125)]
     for args, want in cases:
-        got = occupancy(*args)
-        assert math.isclose(got, want), f"occupancy{args} = {got!r}, expected {want} ({want * 64:g} of 64 warps)"
+        assert_number(occupancy(*args), want, f"occupancy{args} (expected: {want * 64:g} of 64 warps)")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("occupancy")
-@pytest.mark.points(2)
-@pytest.mark.hint("Registers go to a warp in units of 256, shared memory to a block with 1 KB reserved: do you round?")
+@grade(occupancy, "correctness", points=2,
+       hint="Registers go to a warp in units of 256, shared memory to a block with 1 KB reserved: do you round?")
 @given(threads=st.integers(1, 1024), regs=st.integers(1, 255), smem=st.integers(0, 100 * 1024),
        gpu=st.sampled_from(sorted(GPUS)))
 @example(threads=96, regs=33, smem=0, gpu="A100-80G")
@@ -138,19 +126,14 @@ def test_occupancy_any_configuration(threads, regs, smem, gpu):
     blocks = expected_blocks(threads, regs, smem, gpu)
     want = blocks * -(-threads // 32) / 64
     got = occupancy(threads, regs, smem, gpu)
-    assert isinstance(got, float), f"occupancy(...) returned {type(got).__name__}, expected a float"
-    assert math.isclose(got, want), (
-        f"occupancy({threads}, {regs}, {smem}, {gpu!r}) = {got!r}, expected {want} ({blocks} blocks per SM)"
-    )
-    assert blocks_per_sm(threads, regs, smem, gpu) == blocks, f"blocks_per_sm({threads}, {regs}, {smem}, {gpu!r})"
+    what = f"occupancy({threads}, {regs}, {smem}, {gpu!r})"
+    assert isinstance(got, float), f"{what} returned {type(got).__name__} {got!r}, expected a float"
+    assert_number(got, want, f"{what} (expected: {blocks} blocks per SM)")
+    assert_exact(blocks_per_sm(threads, regs, smem, gpu), blocks, f"blocks_per_sm({threads}, {regs}, {smem}, {gpu!r})")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("occupancy")
-@pytest.mark.points(1)
-@pytest.mark.hint("A block that cannot fit on an SM at all has no occupancy: say so.")
+@grade(occupancy, "correctness", points=1, hint="A block that cannot fit on an SM at all has no occupancy: say so.")
 def test_occupancy_rejects_impossible_blocks():
     for args in [(2048, 32, 0, "A100-80G"), (256, 256, 0, "A100-80G"), (256, 32, 164 * 1024, "A100-80G"),
                  (0, 32, 0, "A100-80G"), (256, 32, 0, "V100")]:
-        with pytest.raises(ValueError):
-            occupancy(*args)
+        assert_raises_value_error(occupancy, args)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.grading.harness import learner
 from grader.kernels import cuda
+from grader.kit import grade, learner
 
 UNIT = "l22_memory_coalescing"
 transpose_smem = learner(UNIT, "cuda_transpose", "transpose_smem")
@@ -34,20 +34,16 @@ def run(x: np.ndarray) -> tuple[np.ndarray, cuda.SimTraffic]:
     return y, traffic
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("transpose_smem")
-@pytest.mark.points(3)
-@pytest.mark.hint("Partial tiles: does every read and every write check its row and column against the matrix?")
+@grade(transpose_smem, "correctness", points=3,
+       hint="Partial tiles: does every read and every write check its row and column against the matrix?")
 @pytest.mark.parametrize("shape", [(40, 70), (1, 33), (33, 1), (32, 32)])
 def test_transpose_smem_matches(shape):
     """Tails in both dimensions, a single row and column, one exact tile: y == x.T, every element written."""
     run(make(*shape, seed=sum(shape)))
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("transpose_smem")
-@pytest.mark.points(3)
-@pytest.mark.hint("Which index does threadIdx.x drive on the read of x, and which on the write of y?")
+@grade(transpose_smem, "efficiency", points=3,
+       hint="Which index does threadIdx.x drive on the read of x, and which on the write of y?")
 def test_transpose_smem_is_coalesced():
     """64 × 64 fp32: each element read once and written once, every warp request 4 sectors (128 B, 100 %)."""
     x = make(64, 64, seed=1)
@@ -63,10 +59,8 @@ def test_transpose_smem_is_coalesced():
             f"floats touches 4: {t.summary()}")
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("transpose_smem")
-@pytest.mark.points(3)
-@pytest.mark.hint("A column of a 32 × 32 float tile sits in one bank: what does one extra word per row change?")
+@grade(transpose_smem, "efficiency", points=3,
+       hint="A column of a 32 × 32 float tile sits in one bank: what does one extra word per row change?")
 def test_transpose_smem_has_no_bank_conflicts():
     """64 × 64 fp32: the tile is staged in shared memory and no warp request hits a bank twice."""
     _, t = run(make(64, 64, seed=2))

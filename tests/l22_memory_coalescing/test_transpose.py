@@ -7,11 +7,7 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.grading import harness
-from grader.grading.harness import learner
-from grader.kernels import perf
-from grader.kernels.traffic import count_traffic
-from grader.kit.compare import describe
+from grader.kit import award_speedup, count_traffic, describe, grade, learner, on_device, perf
 
 UNIT = "l22_memory_coalescing"
 transpose = learner(UNIT, "transpose", "transpose", kernel=True)
@@ -46,10 +42,8 @@ def check_transpose(x: torch.Tensor, **kwargs) -> torch.Tensor:
     return y
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("transpose")
-@pytest.mark.points(4)
-@pytest.mark.hint("Does the tile at the right and bottom edges mask both its rows and its columns?")
+@grade(transpose, "correctness", points=4,
+       hint="Does the tile at the right and bottom edges mask both its rows and its columns?")
 @settings(max_examples=25)
 @given(n_rows=SIZES, n_cols=SIZES, dtype=st.sampled_from(sorted(DTYPES)), seed=st.integers(0, 3))
 @example(n_rows=1, n_cols=1, dtype="float32", seed=0)
@@ -59,10 +53,7 @@ def test_transpose_matches(n_rows, n_cols, dtype, seed):
     check_transpose(make(n_rows, n_cols, DTYPES[dtype], seed))
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("transpose")
-@pytest.mark.points(2)
-@pytest.mark.hint("Do you index x through its strides, and y through its own?")
+@grade(transpose, "correctness", points=2, hint="Do you index x through its strides, and y through its own?")
 def test_transpose_strided_input_and_tiles():
     """A non-contiguous view of a larger tensor, an already-transposed view, and other tile sizes."""
     base = make(90, 80, torch.float32, 5)
@@ -72,10 +63,7 @@ def test_transpose_strided_input_and_tiles():
     check_transpose(make(37, 50, torch.bfloat16, 7), block_m=64, block_n=8)
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("transpose")
-@pytest.mark.points(3)
-@pytest.mark.hint("Once a tile is loaded, can you store it without loading it again?")
+@grade(transpose, "efficiency", points=3, hint="Once a tile is loaded, can you store it without loading it again?")
 @pytest.mark.parametrize("shape, dtype, blocks", [((96, 70), torch.float32, {}),
                                                   ((33, 130), torch.float16, {"block_m": 16, "block_n": 64})])
 def test_transpose_reads_once_writes_once(shape, dtype, blocks):
@@ -94,7 +82,7 @@ def test_transpose_reads_once_writes_once(shape, dtype, blocks):
 
 
 def time_transpose(n: int, *, device: str) -> dict:
-    """On the device, where the learner's code runs (harness.on_device): one checked call, then the timing."""
+    """On the device, where the learner's code runs (on_device): one checked call, then the timing."""
     g = torch.Generator(device=device).manual_seed(22)
     x = torch.randn(n, n, device=device, generator=g)
     out = torch.empty_like(x)
@@ -107,18 +95,12 @@ def time_transpose(n: int, *, device: str) -> dict:
             "perf": result.as_dict()}
 
 
-@pytest.mark.gpu_perf
-@pytest.mark.exercise("transpose")
-@pytest.mark.points(3)
-@pytest.mark.hint("A transpose moves as many bytes as a copy: aim for the copy's bandwidth.")
+@grade(transpose, "gpu_perf", points=3, hint="A transpose moves as many bytes as a copy: aim for the copy's bandwidth.")
 def test_transpose_speed(award):
     """8192 × 8192 fp32: full marks at 0.85× the bandwidth of a device-to-device copy of the same bytes."""
     n = perf.size(8192, 128)
-    r = harness.on_device(time_transpose, n, device=perf.device())
+    r = on_device(time_transpose, n, device=perf.device())
     what = f"transpose(x: {n}×{n} float32) on the GPU"
     assert r["shape"] == (n, n) and r["contiguous"], f"{what}: shape {r['shape']}, contiguous {r['contiguous']}"
     assert torch.equal(r["y"], r["x"].t()), f"{what}: columns 0-255 of the result are not rows 0-255 of x"
-    result = perf.PerfResult(**r["perf"])
-    speedup = result.speedup("learner", over="copy")
-    award(perf.score_fraction(speedup, full_at=0.85), fraction_of_copy_bandwidth=speedup,
-          **perf.speedups_vs_ref(result), **result.as_dict())
+    award_speedup(award, r["perf"], over="copy", full_at=0.85, label="fraction_of_copy_bandwidth")
