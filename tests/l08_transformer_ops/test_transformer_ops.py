@@ -7,8 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import MODELS, GiB, Model
-from grader.grading.harness import learner
-from grader.kit.checks import assert_value_error_names as assert_names
+from grader.kit import assert_exact, assert_parts, assert_rejects, grade, learner
 
 UNIT = "l08_transformer_ops"
 llama_param_ledger = learner(UNIT, "transformer_ops", "llama_param_ledger")
@@ -17,7 +16,6 @@ kv_bytes_per_token = learner(UNIT, "transformer_ops", "kv_bytes_per_token")
 block_shapes = learner(UNIT, "transformer_ops", "block_shapes")
 
 LLAMA2_7B = MODELS["llama-2-7b"]
-PARTS = ("embedding", "attention", "ffn", "norms", "final_norm", "lm_head", "total")
 
 
 @st.composite
@@ -44,136 +42,111 @@ def oracle(m: Model) -> dict[str, int]:
     return {**parts, "total": sum(parts.values())}
 
 
-def assert_exact(got: object, want: int, what: str) -> None:
-    assert type(got) is int, f"{what} = {got!r}: return an exact int, not {type(got).__name__}"
-    assert got == want, f"{what} = {got:,}, expected {want:,}"
-
-
-
-
 def check_ledger(m: Model) -> dict[str, int]:
     got = llama_param_ledger(*args_of(m))
-    what = f"llama_param_ledger{args_of(m)}"
-    assert isinstance(got, dict) and set(got) == set(PARTS), f"{what}: keys {sorted(got)}, expected {list(PARTS)}"
-    for part, want in oracle(m).items():
-        assert_exact(got[part], want, f"{what}[{part!r}]")
+    assert_parts(got, oracle(m), f"llama_param_ledger{args_of(m)}", total="total")
     return got
 
 
 # ---- llama_param_ledger -------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("llama_param_ledger")
-@pytest.mark.points(3)
-@pytest.mark.hint("Per layer: which matrices shrink with fewer KV heads, and how many RMSNorm vectors are there?")
+@grade(llama_param_ledger, "correctness", points=3,
+       hint="Per layer: which matrices shrink with fewer KV heads, and how many RMSNorm vectors are there?")
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_ledger_released_models(name):
     """Each part for LLaMA-2-7B (attention 32 × 67 108 864, FFN 32 × 135 266 304), LLaMA-3-8B and -70B."""
     m = MODELS[name]
     got = check_ledger(m)
-    assert got["total"] == m.n_params, f"{m.name}: total {got['total']:,}, released {m.n_params:,}"
+    assert_exact(got["total"], m.n_params, f"llama_param_ledger({m.name})['total']", why="the released count")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("llama_param_ledger")
-@pytest.mark.points(2)
-@pytest.mark.hint("With tied embeddings the LM head is the embedding matrix: count it once.")
+@grade(llama_param_ledger, "correctness", points=2,
+       hint="With tied embeddings the LM head is the embedding matrix: count it once.")
 @given(m=configs())
 def test_ledger_any_config(m):
     """Every part for any LLaMA-shaped config, tied or not."""
     check_ledger(m)
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("llama_param_ledger")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(llama_param_ledger, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize("args, name", [((4096, 32, 11008, 32000, 30, 30), "n_heads"),
                                         ((4096, 32, 11008, 32000, 32, 5), "n_kv_heads"),
                                         ((4096.0, 32, 11008, 32000, 32, 32), "hidden"),
                                         ((4096, 0, 11008, 32000, 32, 32), "n_layers")])
 def test_ledger_rejects_bad_arguments(args, name):
     """Heads that do not divide hidden, KV heads that do not divide heads, float or zero sizes raise ValueError."""
-    assert_names(llama_param_ledger, args, name)
+    assert_rejects(llama_param_ledger, args, name)
 
 
 # ---- llama_params ------------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("llama_params")
-@pytest.mark.points(3)
-@pytest.mark.hint("Embedding + L × (attention + FFN + 2 norms) + final norm + LM head.")
+@grade(llama_params, "correctness", points=3,
+       hint="Embedding + L × (attention + FFN + 2 norms) + final norm + LM head.")
 def test_params_released_models():
     """LLaMA-2-7B 6 738 415 616 (L08 §6.3); LLaMA-3-8B 8 030 261 248 (L26); LLaMA-3-70B 70 553 706 496."""
     for m in MODELS.values():
         assert_exact(llama_params(*args_of(m)), m.n_params, f"llama_params({m.name})")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("llama_params")
-@pytest.mark.points(2)
-@pytest.mark.hint("Tied embeddings share one vocab × hidden matrix between the input and the LM head.")
+@grade(llama_params, "correctness", points=2,
+       hint="Tied embeddings share one vocab × hidden matrix between the input and the LM head.")
 @given(m=configs())
 def test_params_any_config(m):
     """The total for any config; tying removes exactly vocab × hidden."""
     assert_exact(llama_params(*args_of(m)), oracle(m)["total"], f"llama_params{args_of(m)}")
     untied = llama_params(*args_of(m)[:6], tied_embeddings=False)
     tied = llama_params(*args_of(m)[:6], tied_embeddings=True)
-    assert untied - tied == m.vocab * m.hidden, f"untied - tied = {untied - tied:,}, expected vocab × hidden"
+    assert_exact(untied - tied, m.vocab * m.hidden, f"llama_params{args_of(m)[:6]}: untied - tied",
+                 why="tying removes the LM head's vocab × hidden")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("llama_params")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(llama_params, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize("args, name", [((4096, 32, 11008, 32000, 30, 30), "n_heads"),
                                         ((4096, 32, 11008, -1, 32, 32), "vocab"),
                                         ((4096, 32, 11008.0, 32000, 32, 32), "ffn_hidden")])
 def test_params_rejects_bad_arguments(args, name):
     """Heads that do not divide hidden, negative or float sizes raise ValueError naming the argument."""
-    assert_names(llama_params, args, name)
+    assert_rejects(llama_params, args, name)
 
 
 # ---- kv_bytes_per_token -------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("kv_bytes_per_token")
-@pytest.mark.points(3)
-@pytest.mark.hint("One K vector and one V vector per layer per KV head: exactly one factor of 2.")
+@grade(kv_bytes_per_token, "correctness", points=3,
+       hint="One K vector and one V vector per layer per KV head: exactly one factor of 2.")
 def test_kv_worked_examples():
     """fp16: LLaMA-2-7B 524 288 B (512 KiB; × 4096 tokens = 2 GiB, × 32 sequences = 64 GiB); LLaMA-3-70B 327 680 B."""
     for key, want in [("llama-2-7b", 524_288), ("llama-3-8b", 131_072), ("llama-3-70b", 327_680)]:
         m = MODELS[key]
-        assert_exact(kv_bytes_per_token(m.n_layers, m.n_kv_heads, m.head_dim, 2), want, f"kv_bytes_per_token({m.name})")
+        assert_exact(kv_bytes_per_token(m.n_layers, m.n_kv_heads, m.head_dim, 2), want, f"kv_bytes_per_token({m.name})",
+                     unit="B")
     per_token = kv_bytes_per_token(32, 32, 128)
-    assert per_token * 4096 == 2 * GiB and per_token * 4096 * 32 == 64 * GiB, "LLaMA-2-7B: 2 GiB per 4096 tokens"
+    assert_exact(per_token * 4096, 2 * GiB, "kv_bytes_per_token(32, 32, 128) × 4096 tokens",
+                 why="LLaMA-2-7B: 2 GiB per 4096 tokens; elem_bytes defaults to 2", unit="B")
+    assert_exact(per_token * 4096 * 32, 64 * GiB, "kv_bytes_per_token(32, 32, 128) × 4096 tokens × 32 sequences",
+                 unit="B")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("kv_bytes_per_token")
-@pytest.mark.points(2)
-@pytest.mark.hint("Fewer KV heads, proportionally fewer bytes: MHA 32 → GQA 8 → MQA 1.")
+@grade(kv_bytes_per_token, "correctness", points=2,
+       hint="Fewer KV heads, proportionally fewer bytes: MHA 32 → GQA 8 → MQA 1.")
 @given(layers=st.integers(1, 200), kv=st.integers(1, 128), d=st.integers(1, 512), elem=st.sampled_from([1, 2, 4]))
 def test_kv_closed_form(layers, kv, d, elem):
     """2 · L · H_kv · d · elem_bytes for any config (the GQA table: S 4096, B 16 → 32/8/4/1 GiB for H_kv 32/8/4/1)."""
     assert_exact(kv_bytes_per_token(layers, kv, d, elem), 2 * layers * kv * d * elem,
-                 f"kv_bytes_per_token({layers}, {kv}, {d}, {elem})")
+                 f"kv_bytes_per_token({layers}, {kv}, {d}, {elem})", unit="B")
     table = {h_kv: kv_bytes_per_token(32, h_kv, 128) * 4096 * 16 // GiB for h_kv in (32, 8, 4, 1)}
     assert table == {32: 32, 8: 8, 4: 4, 1: 1}, f"GQA table in GiB: {table}"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("kv_bytes_per_token")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument; element sizes are int bytes.")
+@grade(kv_bytes_per_token, "correctness", points=1,
+       hint="Raise ValueError naming the argument; element sizes are int bytes.")
 @pytest.mark.parametrize("args, name", [((0, 8, 128, 2), "n_layers"), ((32, 0, 128, 2), "n_kv_heads"),
                                         ((32, 8, -128, 2), "head_dim"), ((32, 8, 128, 0.5), "elem_bytes")])
 def test_kv_rejects_bad_arguments(args, name):
     """Zero or negative sizes and fractional element sizes raise ValueError naming the argument."""
-    assert_names(kv_bytes_per_token, args, name)
+    assert_rejects(kv_bytes_per_token, args, name)
 
 
 # ---- block_shapes -----------------------------------------------------------------------------------
@@ -195,32 +168,25 @@ def check_shapes(b: int, s: int, m: Model) -> None:
         assert tuple(got[op]) == shape, f"{what}[{op!r}] = {got[op]!r}, expected {shape}"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("block_shapes")
-@pytest.mark.points(2)
-@pytest.mark.hint("After view and transpose(1, 2) the head axis comes before the sequence axis.")
+@grade(block_shapes, "correctness", points=2,
+       hint="After view and transpose(1, 2) the head axis comes before the sequence axis.")
 def test_shapes_llama_blocks():
     """LLaMA-2-7B with B = 2, S = 2048 (L08's table), and LLaMA-3-8B's GQA block."""
     check_shapes(2, 2048, LLAMA2_7B)
     check_shapes(2, 2048, MODELS["llama-3-8b"])
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("block_shapes")
-@pytest.mark.points(2)
-@pytest.mark.hint("Which tensors have n_kv_heads heads, and which have one S×S matrix per query head?")
+@grade(block_shapes, "correctness", points=2,
+       hint="Which tensors have n_kv_heads heads, and which have one S×S matrix per query head?")
 @given(b=st.integers(1, 8), s=st.integers(1, 4096), m=configs())
 def test_shapes_any_config(b, s, m):
     """Every op's shape for any batch, length and config."""
     check_shapes(b, s, m)
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("block_shapes")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(block_shapes, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize("args, name", [((0, 16, 64, 4, 2, 128), "batch"), ((2, 16, 64, 4, 3, 128), "n_kv_heads"),
                                         ((2, 16, 64, 5, 5, 128), "n_heads"), ((2, 16.0, 64, 4, 2, 128), "seq_len")])
 def test_shapes_rejects_bad_arguments(args, name):
     """Zero or float sizes and head counts that do not divide raise ValueError naming the argument."""
-    assert_names(block_shapes, args, name)
+    assert_rejects(block_shapes, args, name)
