@@ -10,9 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.constants import GPUS, TB
-from grader.grading.harness import learner
-from grader.kit.checks import assert_number as assert_close
-from grader.kit.checks import assert_value_error_names as assert_names
+from grader.kit import assert_exact, assert_number, assert_rejects, grade, learner
 
 UNIT = "l12_roofline"
 ridge_point = learner(UNIT, "roofline", "ridge_point")
@@ -26,122 +24,97 @@ bandwidths = st.floats(1e11, 1e14)
 dims = st.integers(1, 2**16)
 
 
-
-
-
-
 # ---- ridge_point --------------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("ridge_point")
-@pytest.mark.points(2)
-@pytest.mark.hint("At the ridge, bandwidth × intensity equals the peak: solve for the intensity.")
+@grade(ridge_point, "correctness", points=2,
+       hint="At the ridge, bandwidth × intensity equals the peak: solve for the intensity.")
 def test_ridge_worked_examples():
     """H100 989 TFLOP/s / 3.35 TB/s = 295.2; A100 312 / 2.039 = 153.0 (course's 2.0 TB/s: 156); B200: 281.25."""
-    assert_close(ridge_point(H100.bf16_flops, H100.hbm_bytes_per_s), 989 / 3.35, "ridge_point(H100)")
-    assert_close(ridge_point(A100.bf16_flops, A100.hbm_bytes_per_s), 312 / 2.039, "ridge_point(A100 at 2.039 TB/s)")
-    assert_close(ridge_point(A100.bf16_flops, 2.0 * TB), 156.0, "ridge_point(A100 at the course's 2.0 TB/s)")
-    assert_close(ridge_point(B200.bf16_flops, B200.hbm_bytes_per_s), 281.25, "ridge_point(B200)")
+    assert_number(ridge_point(H100.bf16_flops, H100.hbm_bytes_per_s), 989 / 3.35, "ridge_point(H100)")
+    assert_number(ridge_point(A100.bf16_flops, A100.hbm_bytes_per_s), 312 / 2.039, "ridge_point(A100 at 2.039 TB/s)")
+    assert_number(ridge_point(A100.bf16_flops, 2.0 * TB), 156.0, "ridge_point(A100 at the course's 2.0 TB/s)")
+    assert_number(ridge_point(B200.bf16_flops, B200.hbm_bytes_per_s), 281.25, "ridge_point(B200)")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("ridge_point")
-@pytest.mark.points(1)
-@pytest.mark.hint("FLOP/s divided by bytes/s leaves FLOP/B. Which goes on top?")
+@grade(ridge_point, "correctness", points=1, hint="FLOP/s divided by bytes/s leaves FLOP/B. Which goes on top?")
 @given(peak=peaks, bw=bandwidths)
 def test_ridge_units(peak, bw):
     """ridge × bandwidth = peak for any GPU; a faster memory lowers the ridge."""
     got = ridge_point(peak, bw)
-    assert_close(got * bw, peak, f"ridge_point({peak!r}, {bw!r}) × mem_bw")
+    assert_number(got * bw, peak, f"ridge_point({peak!r}, {bw!r}) × mem_bw")
     assert ridge_point(peak, bw * 2) < got, "doubling the bandwidth should lower the ridge point"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("ridge_point")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(ridge_point, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize("args, name", [((0.0, 3.35e12), "peak_flops"), ((989e12, 0.0), "mem_bw"),
                                         ((989e12, -1.0), "mem_bw"), ((math.inf, 3.35e12), "peak_flops")])
 def test_ridge_rejects_bad_arguments(args, name):
     """Zero, negative or infinite peaks and bandwidths raise ValueError naming the argument."""
-    assert_names(ridge_point, args, name)
+    assert_rejects(ridge_point, args, name)
 
 
 # ---- attainable_flops --------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("attainable_flops")
-@pytest.mark.points(2)
-@pytest.mark.hint("Below the ridge you are paid per byte; above it the math units are the roof.")
+@grade(attainable_flops, "correctness", points=2,
+       hint="Below the ridge you are paid per byte; above it the math units are the roof.")
 def test_attainable_worked_examples():
     """H100: RMSNorm (0.5 FLOP/B) 1.675 TFLOP/s; decode GEMV (1.0) 3.35 TFLOP/s; GEMM 4096³ (1365.3) the 989 peak."""
     peak, bw = H100.bf16_flops, H100.hbm_bytes_per_s
     for intensity, want in [(0.5, 1.675e12), (1.0, 3.35e12), (4096 / 3, peak), (0.0, 0.0)]:
-        assert_close(attainable_flops(intensity, peak, bw), want, f"attainable_flops({intensity}, H100)")
+        assert_number(attainable_flops(intensity, peak, bw), want, f"attainable_flops({intensity}, H100)")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("attainable_flops")
-@pytest.mark.points(2)
-@pytest.mark.hint("Two roofs: the slanted one (bandwidth × intensity) and the flat one (peak). Which binds?")
+@grade(attainable_flops, "correctness", points=2,
+       hint="Two roofs: the slanted one (bandwidth × intensity) and the flat one (peak). Which binds?")
 @given(intensity=st.floats(0, 1e5), peak=peaks, bw=bandwidths)
 def test_attainable_is_the_lower_roof(intensity, peak, bw):
     """min(peak, bw × I) for any inputs: never above the peak, never decreasing in I."""
     got = attainable_flops(intensity, peak, bw)
-    assert_close(got, min(peak, bw * intensity), f"attainable_flops({intensity!r}, {peak!r}, {bw!r})")
+    assert_number(got, min(peak, bw * intensity), f"attainable_flops({intensity!r}, {peak!r}, {bw!r})")
     assert attainable_flops(intensity * 2, peak, bw) >= got, "a higher intensity can never attain less"
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("attainable_flops")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(attainable_flops, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize("args, name", [((-1.0, 989e12, 3.35e12), "intensity"), ((1.0, 0.0, 3.35e12), "peak_flops"),
                                         ((1.0, 989e12, 0.0), "mem_bw"), ((math.nan, 989e12, 3.35e12), "intensity")])
 def test_attainable_rejects_bad_arguments(args, name):
     """Negative or NaN intensity, zero peak or bandwidth raise ValueError naming the argument."""
-    assert_names(attainable_flops, args, name)
+    assert_rejects(attainable_flops, args, name)
 
 
 # ---- gemm_intensity ---------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("gemm_intensity")
-@pytest.mark.points(2)
-@pytest.mark.hint("FLOPs: one multiply and one add per term. Bytes: A, B and C once each, elem_bytes each element.")
+@grade(gemm_intensity, "correctness", points=2,
+       hint="FLOPs: one multiply and one add per term. Bytes: A, B and C once each, elem_bytes each element.")
 def test_gemm_intensity_worked_examples():
     """4096³ fp16: 1365.33; 4096×4096×16384 fp16: 1820.44 (L02 Q2); GEMV 1×4096×4096 fp16: 0.9995; fp32 halves it."""
-    assert_close(gemm_intensity(4096, 4096, 4096, 2), 137_438_953_472 / 100_663_296, "gemm_intensity(4096³, fp16)")
-    assert_close(gemm_intensity(4096, 4096, 16384, 2), 549_755_813_888 / 301_989_888,
-                 "gemm_intensity(4096, 4096, 16384, fp16)")
-    assert_close(gemm_intensity(1, 4096, 4096, 2), 2 * 4096**2 / (2 * (2 * 4096 + 4096**2)), "GEMV intensity")
-    assert_close(gemm_intensity(4096, 4096, 4096, 4), 4096 / 6, "gemm_intensity(4096³, fp32)")
+    assert_number(gemm_intensity(4096, 4096, 4096, 2), 137_438_953_472 / 100_663_296, "gemm_intensity(4096³, fp16)")
+    assert_number(gemm_intensity(4096, 4096, 16384, 2), 549_755_813_888 / 301_989_888,
+                  "gemm_intensity(4096, 4096, 16384, fp16)")
+    assert_number(gemm_intensity(1, 4096, 4096, 2), 2 * 4096**2 / (2 * (2 * 4096 + 4096**2)), "GEMV intensity")
+    assert_number(gemm_intensity(4096, 4096, 4096, 4), 4096 / 6, "gemm_intensity(4096³, fp32)")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("gemm_intensity")
-@pytest.mark.points(2)
-@pytest.mark.hint("Does your formula use each of m, k, n where it belongs (C is m×n)?")
+@grade(gemm_intensity, "correctness", points=2,
+       hint="Does your formula use each of m, k, n where it belongs (C is m×n)?")
 @given(m=dims, k=dims, n=dims, elem=st.sampled_from([1, 2, 4, 8]))
 def test_gemm_intensity_closed_form(m, k, n, elem):
     """2mkn / (elem_bytes·(mk + kn + mn)) for any shape; symmetric in m and n; wider elements, lower intensity."""
     got = gemm_intensity(m, k, n, elem)
-    assert_close(got, 2 * m * k * n / (elem * (m * k + k * n + m * n)), f"gemm_intensity({m}, {k}, {n}, {elem})")
-    assert_close(gemm_intensity(n, k, m, elem), got, f"gemm_intensity({n}, {k}, {m}, {elem}) (m and n swapped)")
+    assert_number(got, 2 * m * k * n / (elem * (m * k + k * n + m * n)), f"gemm_intensity({m}, {k}, {n}, {elem})")
+    assert_number(gemm_intensity(n, k, m, elem), got, f"gemm_intensity({n}, {k}, {m}, {elem}) (m and n swapped)")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("gemm_intensity")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument; element sizes are int bytes.")
+@grade(gemm_intensity, "correctness", points=1,
+       hint="Raise ValueError naming the argument; element sizes are int bytes.")
 @pytest.mark.parametrize("args, name", [((0, 64, 64, 2), "m"), ((64, -1, 64, 2), "k"), ((64, 64, 0, 2), "n"),
                                         ((64, 64, 64, 0), "elem_bytes"), ((64, 64, 64, 2.0), "elem_bytes")])
 def test_gemm_intensity_rejects_bad_arguments(args, name):
     """Zero or negative dimensions and zero or float element sizes raise ValueError naming the argument."""
-    assert_names(gemm_intensity, args, name)
+    assert_rejects(gemm_intensity, args, name)
 
 
 # ---- bank_conflict_degree --------------------------------------------------------------------------------
@@ -153,33 +126,25 @@ def simulated_degree(stride: int) -> int:
     return max(Counter(w % 32 for w in words).values())
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("bank_conflict_degree")
-@pytest.mark.points(2)
-@pytest.mark.hint("Thread t hits bank (t·stride) mod 32. How many threads share the busiest bank?")
+@grade(bank_conflict_degree, "correctness", points=2,
+       hint="Thread t hits bank (t·stride) mod 32. How many threads share the busiest bank?")
 def test_bank_worked_examples():
     """tile[32][32] column (stride 32): 32-way; padded tile[32][33]: conflict-free; stride 2: 2-way; 0: broadcast."""
     for stride, want in [(1, 1), (2, 2), (3, 1), (4, 4), (16, 16), (32, 32), (33, 1), (64, 32), (0, 1)]:
-        got = bank_conflict_degree(stride)
-        assert got == want, f"bank_conflict_degree({stride}) = {got!r}, expected {want}"
+        assert_exact(bank_conflict_degree(stride), want, f"bank_conflict_degree({stride})")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("bank_conflict_degree")
-@pytest.mark.points(2)
-@pytest.mark.hint("Several threads reading the same word is a broadcast, not a conflict.")
+@grade(bank_conflict_degree, "correctness", points=2,
+       hint="Several threads reading the same word is a broadcast, not a conflict.")
 @given(stride=st.integers(0, 10**6))
 def test_bank_matches_a_simulated_warp(stride):
     """The busiest bank's count of distinct words, simulated over the 32 threads, for any stride."""
-    got, want = bank_conflict_degree(stride), simulated_degree(stride)
-    assert got == want, f"bank_conflict_degree({stride}) = {got!r}, expected {want}"
+    assert_exact(bank_conflict_degree(stride), simulated_degree(stride), f"bank_conflict_degree({stride})",
+                 why="the busiest bank's distinct words, simulated over 32 threads")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("bank_conflict_degree")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError naming the argument.")
+@grade(bank_conflict_degree, "correctness", points=1, hint="Raise ValueError naming the argument.")
 @pytest.mark.parametrize("stride", [-1, 1.5, 2.0])
 def test_bank_rejects_bad_arguments(stride):
     """Negative or non-int strides raise ValueError naming stride_words."""
-    assert_names(bank_conflict_degree, (stride,), "stride_words")
+    assert_rejects(bank_conflict_degree, (stride,), "stride_words")
