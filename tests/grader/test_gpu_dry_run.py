@@ -4,12 +4,20 @@ a score. What it proves without a GPU: the timed test's own code runs end to end
 (``make grade``) and through batch grading's worker (``harness.on_device``), its checks of what the
 device returned can fail, and the score and record are computed from the medians.
 
-The .cu kernels cannot be dry-run (NVRTC compiles them here, nothing launches them): they stay
-"pending GPU" with their own reason.
+Nothing here lists units or tests: the kernel units are the units with gpu_perf tests in the plugin's
+manifest (``python -m grader units --tier gpu_perf``), and the baseline a Triton gpu_perf test scores
+against is the ``vendor`` of the kernels_ref declaration of its exercise (kernels_ref/*.py,
+``REFERENCE``). The .cu kernels cannot be dry-run (NVRTC compiles them here, nothing launches them):
+they stay "pending GPU" with their own reason, and .ci/gpu-check grades them on a GPU.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import shlex
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,13 +29,35 @@ from grader.grading import boundary
 from grader.grading.results import Status, Tier
 from grader.grading.target import REPO_ROOT
 from grader.kernels import perf
+from grader.tools import bench
 
 pytestmark = pytest.mark.slow
 
-KERNEL_UNITS = ("l22_memory_coalescing", "l23_online_softmax", "l24_gemm", "l25_flash_attention")
-CU_TESTS = {"test_block_sum_shfl_speed", "test_sgemm_cu_speed"}  # CUDA C++: pending, never dry-run
-VENDOR = {"test_transpose_speed": "copy", "test_fused_speed": "torch.softmax", "test_online_speed": "torch.softmax",
-          "test_matmul_speed": "torch.matmul", "test_flash_speed": "sdpa_flash"}
+CUDA_PENDING = "compiled CUDA C++ kernel"  # grader.kernels.cuda's "pending GPU" reason: a .cu exercise
+
+
+@functools.cache
+def gpu_perf_tests() -> dict[str, dict[str, object]]:
+    """nodeid -> manifest entry of every gpu_perf test of the course."""
+    return {str(t["nodeid"]): t for t in api.manifest() if t["tier"] == Tier.GPU_PERF.value}
+
+
+@functools.cache
+def timed_references() -> dict[tuple[str, str], bench.Reference]:
+    """(unit, exercise) -> the kernels_ref declaration its gpu_perf tests time (the Triton exercises)."""
+    return {(ref.unit, ex): ref for ref in bench.declarations().values() for ex in ref.exercises}
+
+
+def kernel_units() -> list[str]:
+    """The units with gpu_perf tests, in course order."""
+    found = {str(t["unit"]) for t in gpu_perf_tests().values()}
+    return [u for u in api.all_units() if u in found]
+
+
+def busiest_unit() -> str:
+    """The kernel unit with the most gpu_perf exercises (L23: Triton and CUDA C++ ones)."""
+    exercises = {u: {t["exercise"] for t in gpu_perf_tests().values() if t["unit"] == u} for u in kernel_units()}
+    return max(exercises, key=lambda u: len(exercises[u]))
 
 
 def _gpu_perf(report) -> dict[str, object]:
@@ -41,27 +71,78 @@ def dry_run(monkeypatch):
     monkeypatch.setenv(perf.DRY_RUN_ENV, "1")
 
 
+def assert_dry_run_result(r) -> None:
+    """A Triton gpu_perf test timed its learner, its declared vendor op and kernels_ref; a .cu one is pending."""
+    assert r.status is Status.PENDING_GPU and r.score == 0, f"{r.nodeid}: {r.status} {r.message}\n{r.detail}"
+    ref = timed_references().get((r.unit, r.exercise))
+    if ref is None:
+        assert CUDA_PENDING in r.message, (
+            f"{r.nodeid}: exercise {r.exercise} is named by no kernels_ref declaration and is not a CUDA C++ kernel "
+            f"(message: {r.message}): add {r.exercise!r} to the exercises of the REFERENCE of the kernels_ref module "
+            f"its test times (kernels_ref/*.py, unit {r.unit})"
+        )
+        return
+    assert "dry run on the CPU passed" in r.message, f"{r.nodeid}: {r.message}"
+    medians = r.record["medians_ms"]
+    assert {"learner", ref.vendor, "kernels_ref"} <= set(medians), (
+        f"{r.nodeid}: timed {sorted(medians)}, expected the learner, {ref.vendor!r} (the vendor of the "
+        f"REFERENCE naming {r.exercise}) and kernels_ref: fix the test's baselines or the declaration's vendor"
+    )
+    assert all(ms > 0 for ms in medians.values()) and r.record["device"] == {"device": "cpu (dry run: not a score)"}
+
+
 @pytest.mark.parametrize("isolated", [False, True], ids=["make-grade", "batch-worker"])
 def test_every_gpu_perf_test_runs_dry_on_the_solutions(dry_run, monkeypatch, isolated):
-    units = KERNEL_UNITS if isolated else ("l23_online_softmax",)  # the direct path is the older, simpler one
+    units = kernel_units() if isolated else [busiest_unit()]  # the direct path is the older, simpler one
     if isolated:
         monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
-    report = api.grade(REPO_ROOT / "solutions", units=list(units))
-    results = _gpu_perf(report)
-    l23 = {"test_fused_speed", "test_online_speed", "test_block_sum_shfl_speed"}
-    assert {name.split("[")[0] for name in results} == (set(VENDOR) | CU_TESTS if isolated else l23)
-    for name, r in results.items():
-        assert r.status is Status.PENDING_GPU and r.score == 0, f"{name}: {r.status} {r.message}\n{r.detail}"
-        if name in CU_TESTS:
-            assert "compiled CUDA C++ kernel" in r.message
-            continue
-        assert "dry run on the CPU passed" in r.message, f"{name}: {r.message}"
-        medians = r.record["medians_ms"]
-        assert {"learner", VENDOR[name.split("[")[0]], "kernels_ref"} <= set(medians), medians
-        assert all(ms > 0 for ms in medians.values()) and r.record["device"] == {"device": "cpu (dry run: not a score)"}
+    report = api.grade(REPO_ROOT / "solutions", units=units)
+    results = {r.nodeid: r for r in report.results if r.tier is Tier.GPU_PERF}
+    expected = {n for n, t in gpu_perf_tests().items() if t["unit"] in units}
+    assert set(results) == expected, f"graded {sorted(results)}, the manifest has {sorted(expected)}"
+    for r in results.values():
+        assert_dry_run_result(r)
+    if isolated:  # every declaration is the reference of tests that ran
+        timed = {(r.unit, r.exercise) for r in results.values()}
+        assert set(timed_references()) <= timed, f"declared but not timed: {set(timed_references()) - timed}"
     # a dry run never counts: everything else is graded as usual, full marks on the solutions
     graded = [r for r in report.results if r.tier is not Tier.GPU_PERF and r.status is not Status.PENDING_GPU]
     assert graded and all(r.status is Status.PASSED for r in graded)
+
+
+def gpu_check_plan(out: Path) -> dict[str, list[str]]:
+    """.ci/gpu-check's steps as it would run them (GPU_CHECK_PLAN=1): step name -> its command's words."""
+    env = {**os.environ, "GPU_CHECK_PLAN": "1", "OUT": str(out), "PY": sys.executable}
+    proc = subprocess.run(["bash", str(REPO_ROOT / ".ci" / "gpu-check")], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, f".ci/gpu-check with GPU_CHECK_PLAN=1 exited {proc.returncode}:\n{proc.stdout}"
+    steps = [line.split(": plan: ", 1) for line in proc.stdout.splitlines() if ": plan: " in line]
+    return {name: shlex.split(command) for name, command in steps}
+
+
+def _values(words: list[str], flag: str) -> list[str]:
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == flag]
+
+
+def test_every_gpu_perf_test_is_dry_run_here_or_graded_by_the_gpu_check(tmp_path):
+    """The dry run above covers the declared (Triton) exercises of every kernel unit; .ci/gpu-check must grade
+    every kernel unit on solutions/ (the .cu tests run nowhere else) and batch both kinds in the GPU worker."""
+    plan = gpu_check_plan(tmp_path)
+    on_gpu = set(_values(plan.get("solutions", []), "-u"))
+    left = [n for n, t in gpu_perf_tests().items() if t["unit"] not in on_gpu
+            and (t["unit"], t["exercise"]) not in timed_references()]
+    assert not left, f"gpu_perf tests neither dry-run nor graded by .ci/gpu-check: {left}"
+    missing = sorted(set(kernel_units()) - on_gpu)
+    assert not missing, (f".ci/gpu-check grades {sorted(on_gpu)} on the GPU, not the kernel units {missing}: "
+                         "its solutions step must take every unit of `python -m grader units --tier gpu_perf`")
+    batch = plan.get("batch", [])
+    (unit,) = _values(batch, "-u")
+    exercises = _values(batch, "-e")
+    kinds = {(unit, e) in timed_references() for e in exercises}
+    assert unit in kernel_units() and kinds == {True, False}, (
+        f".ci/gpu-check's batch step grades {unit} {exercises}: it must take a kernel unit's gpu_perf exercises, "
+        "a Triton one (declared in kernels_ref) and a CUDA C++ one, so both GPU paths of the sandbox worker run"
+    )
 
 
 @pytest.mark.parametrize("isolated", [False, True], ids=["make-grade", "batch-worker"])

@@ -1,32 +1,36 @@
-"""kernels_ref/: the tuned reference kernels are right, run by the interpreter on small shapes.
+"""kernels_ref/: every module declares what it is the reference of, and is right (interpreter, small shapes).
 
-They are the oracles' twins and the gpu_perf bar; here each is held against fp64 torch on shapes
-that hit its tails (ragged tiles, EVEN_K/EVEN_N off and on, causal diagonal tiles) and dtypes.
+The tuned reference kernels are the oracles' twins and the gpu_perf bar. Each module ends with a
+``REFERENCE`` declaration (grader/tools/bench.py): the unit and exercises whose gpu_perf tests time
+it, the vendor key those tests score against, and its make bench rows. Here: every module has one,
+it matches the gpu_perf tests the manifest collects, every unit with gpu_perf tests has one, and each
+module is held against fp64 torch (its checks in ORACLES, keyed by module) on shapes that hit its
+tails (ragged tiles, EVEN_K/EVEN_N off and on, causal diagonal tiles) and dtypes.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.grading.target import load_reference
+from grader import api
+from grader.grading.results import Tier
+from grader.grading.target import REPO_ROOT, load_reference
 from grader.kit.compare import Tolerance, assert_close
+from grader.tools import bench
 
 
-@pytest.mark.parametrize("shape, dtype", [((5, 1000), torch.float32), ((3, 4097), torch.float16),
-                                          ((2, 65), torch.bfloat16)])
-def test_softmax_reference(shape, dtype):
+def check_softmax(shape, dtype):
     x = (torch.randn(shape, generator=torch.Generator().manual_seed(0)) * 4).to(dtype)
     y = load_reference("softmax").softmax(x)
     assert_close(y, torch.softmax(x.double(), -1), dtype=dtype, what=f"kernels_ref.softmax({tuple(shape)})")
 
 
-@pytest.mark.parametrize("m, n, k, dtype", [(100, 70, 33, torch.float16), (64, 128, 64, torch.bfloat16),
-                                            (1, 3, 200, torch.float16)])
-def test_matmul_reference(m, n, k, dtype):
+def check_matmul(m, n, k, dtype):
     g = torch.Generator().manual_seed(1)
     a, b = torch.randn(m, k, generator=g).to(dtype), torch.randn(n, k, generator=g).to(dtype).t()  # b: a view
     c = load_reference("matmul").matmul(a, b)
@@ -39,11 +43,7 @@ def test_matmul_reference(m, n, k, dtype):
     )
 
 
-@pytest.mark.parametrize("b, h, n, d, dtype, causal", [
-    (1, 2, 100, 64, torch.float16, False), (2, 1, 96, 32, torch.float32, True), (1, 1, 65, 128, torch.bfloat16, True),
-    (1, 1, 64, 16, torch.float32, False),
-])
-def test_attention_reference(b, h, n, d, dtype, causal):
+def check_attention(b, h, n, d, dtype, causal):
     g = torch.Generator().manual_seed(2)
     q, k, v = (torch.randn(b, h, n, d, generator=g).to(dtype) for _ in range(3))
     o, lse = load_reference("attention").flash_attention_fwd(q, k, v, causal=causal)
@@ -57,3 +57,99 @@ def test_attention_reference(b, h, n, d, dtype, causal):
     assert_close(o, o_ref, dtype=dtype, tol=Tolerance(atol=eps * float(v64.abs().max()), rtol=eps), what=what + " o")
     assert_close(lse, torch.logsumexp(s, -1), dtype=torch.float32, tol=Tolerance(atol=1e-5, rtol=1e-6),
                  what=what + " lse")
+
+
+def check_transpose(shape, dtype, view):
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(3)).to(dtype)
+    x = x.t() if view else x  # a strided view: the kernel takes any strides
+    y = load_reference("transpose").transpose(x)
+    what = f"kernels_ref.transpose({tuple(x.shape)}, {dtype}, strides {x.stride()})"
+    assert y.is_contiguous() and y.dtype == dtype, f"{what}: contiguous {y.is_contiguous()}, dtype {y.dtype}"
+    assert torch.equal(y, x.t()), f"{what}: differs from x.t() at {int((y != x.t()).sum())} elements"
+
+
+# module -> (its check, the cases): a new kernels_ref module needs its entry here
+ORACLES = {
+    "softmax": (check_softmax, [((5, 1000), torch.float32), ((3, 4097), torch.float16), ((2, 65), torch.bfloat16)]),
+    "matmul": (check_matmul, [(100, 70, 33, torch.float16), (64, 128, 64, torch.bfloat16), (1, 3, 200, torch.float16)]),
+    "attention": (check_attention, [
+        (1, 2, 100, 64, torch.float16, False), (2, 1, 96, 32, torch.float32, True),
+        (1, 1, 65, 128, torch.bfloat16, True), (1, 1, 64, 16, torch.float32, False),
+    ]),
+    "transpose": (check_transpose, [((100, 70), torch.float32, False), ((65, 200), torch.float16, True),
+                                    ((3, 130), torch.bfloat16, False)]),
+}
+
+
+def _case_id(module: str, args: tuple | None) -> str:
+    return "-".join([module, *(str(a).removeprefix("torch.").replace(" ", "") for a in args or ())])
+
+
+def _oracle_cases() -> list:
+    cases = []
+    for module in bench.modules():
+        _, args = ORACLES.get(module, (None, [None]))
+        cases += [pytest.param(module, a, id=_case_id(module, a)) for a in args]
+    return cases
+
+
+@pytest.mark.parametrize("module, case", _oracle_cases())
+def test_reference_is_right(module, case):
+    if module not in ORACLES:
+        pytest.fail(f"kernels_ref/{module}.py has no oracle: add ORACLES[{module!r}] = (check, cases) to "
+                    "tests/grader/test_kernels_ref.py: a check against fp64 torch on shapes that hit its tails")
+    ORACLES[module][0](*case)
+
+
+def test_every_oracle_has_its_module():
+    stale = sorted(set(ORACLES) - set(bench.modules()))
+    assert not stale, f"ORACLES checks {stale}, which kernels_ref/ does not have: remove them or restore the modules"
+
+
+@pytest.mark.parametrize("module", bench.modules())
+def test_every_module_declares_what_it_is_the_reference_of(module):
+    try:
+        ref = bench.declaration(module)
+    except LookupError as exc:
+        pytest.fail(str(exc))
+    for case in ref.bench:
+        path = REPO_ROOT / "kernels_ref" / case.source
+        assert not case.source or (path.suffix == ".cu" and path.is_file()), (
+            f"kernels_ref/{module}.py: bench row {case.name!r} launches source={case.source!r}: name a .cu file of "
+            "kernels_ref/"
+        )
+
+
+def test_every_cu_reference_has_a_bench_row():
+    launched = {case.source for ref in bench.declarations().values() for case in ref.bench}
+    for path in sorted((REPO_ROOT / "kernels_ref").glob("*.cu")):
+        assert path.name in launched, (
+            f"kernels_ref/{path.name} is launched by no make bench row: add dict(name={path.name!r}, "
+            f"source={path.name!r}, inputs=..., run=..., oracle=..., baseline=..., goal=...) to the bench rows of "
+            "the REFERENCE of the kernels_ref module it is the twin of"
+        )
+
+
+@functools.cache
+def gpu_perf_exercises() -> dict[str, set[str]]:
+    """unit -> the exercises of its gpu_perf tests (the plugin's manifest)."""
+    return {u: set(ex) for u, ex in api.tier_exercises(Tier.GPU_PERF.value).items()}
+
+
+def test_declarations_name_gpu_perf_tests_and_every_kernel_unit_has_one():
+    declared, problems = bench.declarations(), []
+    for module, ref in declared.items():
+        unknown = set(ref.exercises) - gpu_perf_exercises().get(ref.unit, set())
+        if unknown:
+            problems.append(
+                f"kernels_ref/{module}.py's REFERENCE names {sorted(unknown)} of {ref.unit}, which have no gpu_perf "
+                f"test (its gpu_perf exercises: {sorted(gpu_perf_exercises().get(ref.unit, ()))}): fix unit= or "
+                "exercises=")
+    for unit, exercises in gpu_perf_exercises().items():
+        if not any(ref.unit == unit for ref in declared.values()):
+            problems.append(
+                f"{unit} has gpu_perf tests ({sorted(exercises)}) and no kernels_ref declaration: add "
+                f"kernels_ref/<name>.py, the tuned kernel its gpu_perf tests time as kernels_ref, ending with "
+                f"REFERENCE = dict(unit={unit!r}, exercises=(...), vendor=..., bench=(...)) "
+                "(kernels_ref/softmax.py is an example)")
+    assert not problems, "\n".join(problems)
