@@ -1,24 +1,26 @@
 """The course proves itself: solutions at full marks, stubs at 0, known-wrong rejected, known-right accepted.
 
-Each grading run is a child pytest process (as `make grade` runs it); the runs of a unit share a
-session cache and run two at a time (the machines have two cores).
+Every grading a session's tests ask for (solutions/, exercises/ and known implementations of the units
+they name) is done once, up front, by grader.authoring.corpus: one child process per chunk of a unit's
+targets grades them one after another in-process, two processes at a time (the machines have two cores);
+a runner that crashes or hangs costs only the time to grade what it had left one process each, as
+`make grade` does. The terminal summary lists the CPU seconds each unit's gradings cost.
 """
 
 from __future__ import annotations
 
-import functools
 import tempfile
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from grader import api
-from grader.authoring import known
+from grader.authoring import corpus, known
 from grader.authoring.known import KnownImpl
 from grader.grading.results import GradeReport, Status, TestResult, Tier
 from grader.grading.target import REPO_ROOT
+from grader.tools.bench_course import cost_table
 
 UNITS = api.all_units()
 WRONG = [k for u in UNITS for k in known.known_impls(u, "known_wrong")]
@@ -28,35 +30,45 @@ CPU_TIERS = (Tier.CORRECTNESS, Tier.EFFICIENCY)
 pytestmark = pytest.mark.slow
 
 
-def _grade_known(impl: KnownImpl) -> GradeReport:
-    with tempfile.TemporaryDirectory(prefix="dripstone-known-") as tmp:
-        return api.grade(known.build_target(impl, Path(tmp)), units=[impl.unit], exercises=impl.exercises)
+def _gradings_for(item: pytest.Item) -> list[corpus.Grading]:
+    """What one of this module's tests reads: a known implementation's report, or a unit's folder reports."""
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    if isinstance(params.get("impl"), KnownImpl):
+        return [corpus.Grading.of_known(params["impl"])]
+    unit = params.get("unit")
+    if unit not in UNITS:
+        return []
+    name = getattr(item, "originalname", item.name)
+    folder = "exercises" if name == test_stubs_score_zero_without_crashing.__name__ else "solutions"
+    wrong = name == test_every_test_rejects_some_known_wrong.__name__
+    return [corpus.Grading.of_folder(REPO_ROOT / folder, unit),
+            *(corpus.Grading.of_known(k) for k in WRONG if wrong and k.unit == unit)]
 
 
-@functools.cache
-def unit_reports(unit: str) -> dict[str, GradeReport]:
-    """Grade every known implementation of a unit once, two at a time (the machines have 2 cores)."""
-    impls = [k for k in WRONG + RIGHT if k.unit == unit]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip((k.name for k in impls), pool.map(_grade_known, impls), strict=True))
+class _CostSummary:
+    """Prints the CPU seconds each unit's gradings cost at the end of the session."""
 
+    def __init__(self, run: corpus.CorpusRun) -> None:
+        self.run = run
 
-@functools.cache
-def _graded(folder: str, units: tuple[str, ...]) -> GradeReport:
-    """solutions/ or exercises/ graded on the selected units in one run (one interpreter start, not one per unit)."""
-    return api.grade(REPO_ROOT / folder, units=units)
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        terminalreporter.section("course self-test: CPU seconds per unit (python -m grader.tools.bench_course)")
+        for line in cost_table(list(self.run.costs.values())):
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
-def selected_units(request: pytest.FixtureRequest) -> tuple[str, ...]:
-    """The units this session's tests ask about (all of them under `make test`)."""
-    asked = {item.callspec.params.get("unit") for item in request.session.items if hasattr(item, "callspec")}
-    return tuple(u for u in UNITS if u in asked)
+def course(request: pytest.FixtureRequest) -> corpus.CorpusRun:
+    """Every grading this session's tests read, graded once (the corpus runner, two processes at a time)."""
+    mine = [i for i in request.session.items if getattr(getattr(i, "module", None), "__name__", "") == __name__]
+    wanted = {g.key: g for item in mine for g in _gradings_for(item)}
+    run = corpus.grade(list(wanted.values()))
+    request.config.pluginmanager.register(_CostSummary(run), "dripstone-course-cost")
+    return run
 
 
-def graded(folder: str, unit: str, selected: tuple[str, ...]) -> GradeReport:
-    report = _graded(folder, selected or (unit,))
-    return GradeReport(report.target, tuple(r for r in report.results if r.unit == unit))
+def unit_report(course: corpus.CorpusRun, folder: str, unit: str) -> GradeReport:
+    return course.report(corpus.Grading.of_folder(REPO_ROOT / folder, unit).key)
 
 
 def _table(results: Iterable[TestResult]) -> str:
@@ -65,25 +77,25 @@ def _table(results: Iterable[TestResult]) -> str:
 
 
 @pytest.mark.parametrize("unit", UNITS)
-def test_solutions_score_full_marks(unit, selected_units):
-    report = graded("solutions", unit, selected_units)
+def test_solutions_score_full_marks(unit, course):
+    report = unit_report(course, "solutions", unit)
     lost = [r for r in report.results if r.status not in (Status.PASSED, Status.PENDING_GPU)]
     assert not lost, f"solutions/{unit} loses points:\n{_table(lost)}"
     assert report.score == report.max_score > 0
 
 
 @pytest.mark.parametrize("unit", UNITS)
-def test_stubs_score_zero_without_crashing(unit, selected_units):
-    report = graded("exercises", unit, selected_units)
+def test_stubs_score_zero_without_crashing(unit, course):
+    report = unit_report(course, "exercises", unit)
     wrong = [r for r in report.results if r.status not in (Status.TODO, Status.PENDING_GPU) or r.score]
     assert not wrong, f"exercises/{unit}: every test should be TODO at 0 points:\n{_table(wrong)}"
     assert all(r.message.startswith("TODO") for r in report.results if r.status is Status.TODO)
 
 
 @pytest.mark.parametrize("impl", WRONG, ids=lambda k: k.name)
-def test_known_wrong_is_rejected(impl: KnownImpl):
+def test_known_wrong_is_rejected(impl: KnownImpl, course):
     """Declared tiers lose points; the exercise's other tiers keep full marks."""
-    report = unit_reports(impl.unit)[impl.name]
+    report = course.report(impl.name)
     for exercise in impl.exercises:
         for tier in CPU_TIERS:
             rs = [r for r in report.results if r.exercise == exercise and r.tier is tier]
@@ -95,21 +107,50 @@ def test_known_wrong_is_rejected(impl: KnownImpl):
 
 
 @pytest.mark.parametrize("impl", RIGHT, ids=lambda k: k.name)
-def test_known_right_scores_full_marks(impl: KnownImpl):
-    report = unit_reports(impl.unit)[impl.name]
+def test_known_right_scores_full_marks(impl: KnownImpl, course):
+    report = course.report(impl.name)
     lost = [r for r in report.results if r.tier in CPU_TIERS and r.score < r.max_score]
     assert report.results and not lost, f"{impl.name} ({impl.doc}) is correct but loses points:\n{_table(lost)}"
 
 
 @pytest.mark.parametrize("unit", UNITS)
-def test_every_test_rejects_some_known_wrong(unit, selected_units):
+def test_every_test_rejects_some_known_wrong(unit, course):
     """A test that no known-wrong implementation fails asserts nothing we know of."""
-    tests = {r.nodeid for r in graded("solutions", unit, selected_units).results
+    tests = {r.nodeid for r in unit_report(course, "solutions", unit).results
              if r.tier in CPU_TIERS and r.status is not Status.PENDING_GPU}  # CUDA C++ runs only on a GPU
     rejecting = {r.nodeid for k in WRONG if k.unit == unit
-                 for r in unit_reports(unit)[k.name].results if r.score < r.max_score}
+                 for r in course.report(k.name).results if r.score < r.max_score}
     idle = sorted(tests - rejecting)
     assert not idle, f"{unit}: these tests reject no known-wrong implementation; add one:\n  " + "\n  ".join(idle)
+
+
+def _equivalence_sample() -> list[KnownImpl]:
+    """Known-wrong files graded both ways: the first unit's first, the first and last of the unit with the most
+    test files (its targets are graded on some of its files only)."""
+    files = {u: len(list((REPO_ROOT / "tests" / u).glob("test_*.py"))) for u in UNITS}
+    widest = [k for k in WRONG if k.unit == max(UNITS, key=files.get)]
+    return [*(k for k in WRONG[:1] if k.unit != widest[0].unit), widest[0], widest[-1]]
+
+
+@pytest.mark.parametrize("impl", _equivalence_sample(), ids=lambda k: f"{k.name}-as-api-grade")
+def test_runner_grades_as_api_grade(impl: KnownImpl, course):
+    """The in-process runner gives every test the status and score `make grade` (api.grade) gives it."""
+    with tempfile.TemporaryDirectory(prefix="dripstone-known-") as tmp:
+        alone = api.grade(known.build_target(impl, Path(tmp)), units=[impl.unit], exercises=impl.exercises)
+    runner = course.report(impl.name)
+    want = {r.nodeid: (r.status, r.score) for r in alone.results}
+    got = {r.nodeid: (r.status, r.score) for r in runner.results}
+    differ = [f"  {n}: api.grade {want.get(n)}, runner {got.get(n)}" for n in sorted(want.keys() | got.keys())
+              if want.get(n) != got.get(n)]
+    assert not differ, (f"{impl.name}: the corpus runner (grader/authoring/corpus.py) grades differently from "
+                        "api.grade; something of an earlier target leaks into the next:\n" + "\n".join(differ))
+
+
+def test_runners_graded_everything_in_process(course):
+    """Nothing fell back to one process per target (a slow path meant for crashes and hangs)."""
+    again = {u: c for u, c in course.costs.items() if c.regraded}
+    assert not again, "the corpus runner left these to api.grade: " + "; ".join(
+        f"{u}: {c.regraded}\n{c.runner_log}" for u, c in again.items())
 
 
 def test_every_unit_has_known_wrong_implementations():
