@@ -1,4 +1,5 @@
-# Dripstone: `make grade` grades exercises/, `make test` proves the course.
+# Dripstone: learners run `make grade` (grades exercises/) and `make reset`; course authors run `make test`
+# (proves the course) and `make stubs`.
 # Both create the pinned environment in .venv first if it is missing (one install path: CI and the
 # docker image run `make env` too).
 
@@ -14,18 +15,21 @@ L      ?=
 TARGET ?= exercises
 GRADE_ARGS := --target $(TARGET) $(if $(L),--unit $(L)) $(if $(E),--exercise $(E)) $(ARGS)
 
-.PHONY: env grade test stubs check-stubs lint bench clean-env help doctor hadolint
+.PHONY: env grade test stubs reset check-stubs lint bench clean-env help doctor hadolint
 
 help:
-	@echo "make grade [L=23] [E=softmax_fused] [TARGET=dir]   grade your work (exercises/ by default)"
-	@echo "make test                                          prove the course: engine, solutions, stubs, known-wrong"
-	@echo "make stubs                                         regenerate exercises/ from solutions/"
-	@echo "make env                                           create the pinned environment in $(VENV)"
-	@echo "make env GPU=1                                     ... plus the GPU extras of requirements-gpu.txt"
-	@echo "make doctor                                        what this machine can grade, and how to fix what it cannot"
-	@echo "make bench                                         reference kernels vs copy bandwidth, cuBLAS and SDPA (GPU)"
-	@echo "make gpu-check [OUT=dir]                           every GPU check in one run: bench, GPU tests, batch --gpus"
-	@echo "make bench-batch [JOBS=2] [ARGS=--students 20]     batch grading: students/minute, isolation overhead"
+	@echo "Learners:"
+	@echo "  make grade [L=23] [E=softmax_fused] [TARGET=dir]  grade your work (exercises/ by default)"
+	@echo "  make grade ARGS=\"--timeout 120\"                   allow one call of your code 120 s (default 30; 0: no limit)"
+	@echo "  make reset L=23 [E=softmax_fused]                 restore a stub (one exercise, or the unit); your version goes to .backup/"
+	@echo "  make doctor                                       what this machine can grade, and how to fix what it cannot"
+	@echo "  make env [GPU=1]                                  create the pinned environment in $(VENV) (GPU=1: plus requirements-gpu.txt)"
+	@echo "Course authors (make test checks that exercises/ holds the stubs: on a learner's answers it fails, as it should):"
+	@echo "  make test                                         engine, solutions, stubs, known-wrong"
+	@echo "  make stubs [FORCE=1]                              regenerate exercises/ from solutions/ (never over edits unless FORCE=1)"
+	@echo "  make bench                                        reference kernels vs copy bandwidth, cuBLAS and SDPA (GPU)"
+	@echo "  make gpu-check [OUT=dir]                          every GPU check in one run: bench, GPU tests, batch --gpus"
+	@echo "  make bench-batch [JOBS=2] [ARGS=--students 20]    batch grading: students/minute, isolation overhead"
 
 env: $(STAMP)
 
@@ -55,8 +59,16 @@ test: env env-instructor
 	$(PY) -m ruff check grader tests solutions kernels_ref
 	$(PY) -m pytest -q $(ARGS)
 
+# Course authors. Refuses to overwrite a file edited since it was generated (exercises/.stubs.json records
+# what was generated); FORCE=1 overwrites.
 stubs: env
-	$(PY) -m grader stubs
+	$(PY) -m grader stubs $(if $(FORCE),--force)
+
+# Learners: put a stub back (one function with E=, or every file of the unit); the replaced version is kept in
+# exercises/<unit>/.backup/.
+reset: env
+	@test -n "$(L)" || { echo "usage: make reset L=<unit> [E=<exercise or file>]"; exit 2; }
+	@$(PY) -m grader reset $(L)$(if $(E),:$(E))
 
 lint: env
 	$(PY) -m ruff check grader tests solutions kernels_ref

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -13,7 +15,8 @@ from pathlib import Path
 
 from grader.authoring import stubs
 from grader.grading import command
-from grader.grading.results import GradeReport, Tier, read_results
+from grader.grading import timeout as call_limit
+from grader.grading.results import GradeReport, TestResult, Tier, read_results
 from grader.grading.target import REPO_ROOT, TARGET_ENV, display_path, is_unit
 
 TESTS = REPO_ROOT / "tests"
@@ -55,12 +58,15 @@ def grade(
     junit: Path | None = None,
     log: Path | None = None,
     timeout: float | None = None,
+    call_timeout: float = 0.0,
 ) -> GradeReport:
     """Grade ``target`` (a folder laid out like exercises/) on the given units; all by default.
 
     Runs the units' grading tests with pytest in a child process, so the learner's code cannot
     outlive or disturb the caller, and reads back the results the plugin recorded. ``timeout``:
-    seconds before the child is stopped (GraderError); none by default.
+    seconds before the child is stopped (GraderError); none by default. ``call_timeout``: seconds one
+    learner call may run before its test fails (grading/timeout.py; 0: no limit). Ctrl-C raises
+    :class:`GradingInterrupted` holding what was graded.
     """
     target = Path(target).resolve()
     if not target.is_dir():
@@ -70,17 +76,17 @@ def grade(
         report_path = Path(tmp) / "results.jsonl"
         cmd = command.pytest_command(sys.executable, REPO_ROOT, command.unit_paths(REPO_ROOT, chosen), target=target,
                                      report=report_path, exercises=exercises, junit=junit)
+        cmd += [call_limit.OPTION, f"{call_timeout:g}"]
         # Hypothesis keeps a cache of constants beside its database: keep both out of the repo and target.
         env = {**os.environ, TARGET_ENV: str(target), "PYTHONDONTWRITEBYTECODE": "1",
                "HYPOTHESIS_STORAGE_DIRECTORY": str(Path(tmp) / "hypothesis")}
         try:
-            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+            proc, results = _run_grading(cmd, env, report_path, timeout, display_path(target))
         except subprocess.TimeoutExpired:
             raise GraderError(f"grading {display_path(target)} ran past {timeout:g} s and was stopped: "
                               "look for an endless loop or a hang in it") from None
         if log:
             log.write_text(proc.stdout + proc.stderr)
-        results = read_results(report_path)
     if proc.returncode not in (0, 1) or (not results and proc.returncode != 5):
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise GraderError(f"pytest exited with {proc.returncode} while grading {display_path(target)}:\n{tail}")
@@ -89,14 +95,111 @@ def grade(
     return GradeReport(target=display_path(target), results=tuple(results))
 
 
-def check_stubs() -> list[stubs.Drift]:
-    """How exercises/ differs from the stubs solutions/ generates."""
-    return stubs.check(REPO_ROOT / "solutions", REPO_ROOT / "exercises")
+class GradingInterrupted(KeyboardInterrupt):
+    """Ctrl-C while grading: ``report`` holds the tests graded before it."""
+
+    def __init__(self, report: GradeReport):
+        super().__init__(f"grading was interrupted after {len(report.results)} test(s)")
+        self.report = report
 
 
-def write_stubs(units: Sequence[str] = ()) -> list[Path]:
-    """Regenerate exercises/ from solutions/ (every unit, or the named ones)."""
-    return stubs.write(REPO_ROOT / "solutions", REPO_ROOT / "exercises", tuple(units))
+def _run_grading(cmd: list[str], env: dict[str, str], report: Path, timeout: float | None,
+                 target: str) -> tuple[subprocess.CompletedProcess[str], list[TestResult]]:
+    """Run the grading child and read its results. A child the per-call watchdog ended (a learner call stuck in
+    compiled code, its test recorded as failed) is followed by a new one for the tests it did not reach."""
+    outputs: list[str] = []
+    results: list[TestResult] = []
+    while True:
+        try:
+            proc = _run_child([*cmd, *(a for r in results for a in ("--deselect", r.nodeid))], env, timeout)
+        except KeyboardInterrupt:
+            raise GradingInterrupted(GradeReport(target, tuple(results + read_results(report)))) from None
+        outputs.append(proc.stdout + proc.stderr)
+        new = read_results(report)  # each child starts the file afresh
+        results += new
+        if proc.returncode != call_limit.EXIT_STUCK or not new:
+            break
+    returncode = 1 if len(outputs) > 1 and proc.returncode in (0, 5) else proc.returncode
+    return subprocess.CompletedProcess(cmd, returncode, "".join(outputs), ""), results
+
+
+def _run_child(cmd: list[str], env: dict[str, str], timeout: float | None) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` that, on Ctrl-C, lets the child stop (it gets SIGINT too) before raising
+    KeyboardInterrupt; on ``timeout``, kills it and raises TimeoutExpired."""
+    with subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as child:
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise
+        except KeyboardInterrupt:
+            _stop(child)
+            raise
+    return subprocess.CompletedProcess(cmd, child.returncode, out, err)
+
+
+def _stop(child: subprocess.Popen[str]) -> None:
+    """The child after Ctrl-C: a moment to stop on its own SIGINT, one sent if only this process got it, a few
+    seconds to finish, then killed."""
+    for wait_s in (1, 5):
+        try:
+            child.communicate(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                child.send_signal(signal.SIGINT)
+        except KeyboardInterrupt:  # Ctrl-C again: do not wait
+            break
+    child.kill()
+    child.communicate()
+
+
+def check_stubs(root: Path = REPO_ROOT) -> list[stubs.Drift]:
+    """How exercises/ differs from the stubs solutions/ generates (edited, stale or invalid: see stubs.Drift)."""
+    return stubs.check(root / "solutions", root / "exercises")
+
+
+def write_stubs(units: Sequence[str] = (), *, force: bool = False, root: Path = REPO_ROOT) -> list[Path]:
+    """Regenerate exercises/ from solutions/ (every unit, or the named ones). Raises stubs.StubConflict, writing
+    nothing, when a file differs from the stub last generated there (a learner's answers), unless ``force``."""
+    return stubs.write(root / "solutions", root / "exercises", tuple(units), force=force)
+
+
+def pristine_stubs(unit: str, root: Path = REPO_ROOT) -> dict[Path, str]:
+    """The stub files of ``unit`` (path relative to the unit → text) as the course ships them: generated from
+    solutions/ where it exists, else the copy a student release keeps in ``.stubs/``."""
+    if (root / "solutions" / unit).is_dir():
+        return {rel.relative_to(unit): text for rel, text in stubs.generate(root / "solutions", (unit,)).items()}
+    copy = root / stubs.PRISTINE / unit
+    if copy.is_dir():
+        return {p.relative_to(copy): p.read_text() for p in sorted(copy.rglob("*")) if p.is_file()}
+    raise GraderError(f"neither solutions/{unit}/ nor {stubs.PRISTINE}/{unit}/ is here, so the stub of {unit} is "
+                      "unknown: get it from your course's release")
+
+
+def reset(spec: str, *, root: Path = REPO_ROOT, exercises: Path | None = None) -> list[stubs.Restored]:
+    """Restore stubs in exercises/, each replaced version first copied to ``exercises/<unit>/.backup/``.
+
+    ``spec``: ``<unit>`` (every file of the unit), ``<unit>:<exercise>`` (that function only, in a Python
+    module; the whole file for a CUDA kernel) or ``<unit>:<file>`` (``23:softmax.py``). Deletes nothing.
+    """
+    unit_spec, _, what = spec.partition(":")
+    chosen = resolve_units([unit_spec])
+    if len(chosen) != 1:
+        raise GraderError(f"{unit_spec!r} names {len(chosen)} units ({', '.join(chosen)}): name one")
+    pristine = pristine_stubs(chosen[0], root)
+    folder = (exercises or root / "exercises") / chosen[0]
+    try:
+        if not what:
+            return [stubs.restore(folder / rel, text) for rel, text in pristine.items()]
+        if Path(what) in pristine:
+            return [stubs.restore(folder / what, pristine[Path(what)])]
+        rel = stubs.find_exercise(pristine, what)
+        return [stubs.restore(folder / rel, pristine[rel], what if rel.suffix == ".py" else None)]
+    except stubs.ResetError as exc:
+        raise GraderError(f"{chosen[0]}: {exc}") from None
 
 
 def manifest(units: Sequence[str] = ()) -> list[dict[str, object]]:

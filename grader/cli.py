@@ -9,8 +9,10 @@ from pathlib import Path
 from rich.console import Console
 
 from grader import api
+from grader.authoring import stubs
 from grader.grading import results, scoreboard
-from grader.grading.target import REPO_ROOT
+from grader.grading import timeout as call_limit
+from grader.grading.target import REPO_ROOT, display_path
 from grader.tools import doctor
 
 
@@ -18,10 +20,17 @@ def _grade(args: argparse.Namespace) -> int:
     console = Console(width=None if sys.stdout.isatty() else 120)
     try:
         report = api.grade(Path(args.target), units=args.unit, exercises=args.exercise,
-                           junit=args.junit and Path(args.junit), log=args.log and Path(args.log))
+                           junit=args.junit and Path(args.junit), log=args.log and Path(args.log),
+                           call_timeout=args.timeout)
     except api.GraderError as exc:
         console.print(f"[red]grader error:[/red] {exc}")
         return 2
+    except api.GradingInterrupted as stop:
+        if stop.report.results:
+            scoreboard.render(stop.report, console, verbose=args.verbose)
+        console.print(f"[yellow]grading was interrupted (Ctrl-C) after {len(stop.report.results)} test(s):[/yellow] "
+                      "the scoreboard shows only what was graded before it")
+        return 130
     scoreboard.render(report, console, verbose=args.verbose)
     if args.json:
         results.write_gradescope(report, Path(args.json))
@@ -34,18 +43,56 @@ def _grade(args: argparse.Namespace) -> int:
     return 0  # grading ran: the score is in the report, not in the exit status
 
 
+LEARNER_EDITS = (
+    "your answers in exercises/ differ from the stubs: that is expected for a learner. `make test` and "
+    "`python -m grader stubs` are for course authors; grade your work with `make grade` (and restore one stub, "
+    "keeping a backup, with `make reset L=<unit> E=<exercise>`).\n"
+    "Course authors: move hand edits into solutions/, then `python -m grader stubs --force` overwrites these files."
+)
+
+
 def _stubs(args: argparse.Namespace) -> int:
     if args.check:
-        drift = api.check_stubs()
-        for d in drift:
-            print(f"exercises/{d.path}: {d.problem}")
-        if drift:
-            print("exercises/ is out of date: run `python -m grader stubs` and commit the result")
-            return 1
-        print("exercises/ is in sync with solutions/")
-        return 0
-    for path in api.write_stubs(args.unit):
+        return _check_stubs()
+    try:
+        written = api.write_stubs(args.unit, force=args.force)
+    except stubs.StubConflict as exc:
+        print(f"stubs: {exc}")
+        return 1
+    for path in written:
         print(f"wrote {path.relative_to(REPO_ROOT)}")
+    return 0
+
+
+def _check_stubs() -> int:
+    drift = api.check_stubs()
+    for d in drift:
+        print(f"exercises/{d.path}: {d.problem}")
+    if any(d.kind == stubs.EDITED for d in drift):
+        print(LEARNER_EDITS)
+    if any(d.kind != stubs.EDITED for d in drift):
+        print("exercises/ is out of date with solutions/: run `python -m grader stubs` and commit the result "
+              "(it never overwrites an edited file)")
+    if drift:
+        return 1
+    print("exercises/ is in sync with solutions/")
+    return 0
+
+
+def _reset(args: argparse.Namespace) -> int:
+    try:
+        restored = api.reset(args.exercise)
+    except api.GraderError as exc:
+        print(f"reset: {exc}")
+        return 2
+    for r in restored:
+        what = f"`{r.function}` in {display_path(r.path)}" if r.function else display_path(r.path)
+        if not r.changed:
+            print(f"{what}: already the stub, nothing to do")
+        elif r.backup is None:
+            print(f"restored {what} (it was missing)")
+        else:
+            print(f"restored {what} from the stub; your version is kept in {display_path(r.backup)}")
     return 0
 
 
@@ -127,11 +174,20 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--csv", help="write one CSV row per test here")
     g.add_argument("--log", help="write the full pytest output here")
     g.add_argument("--verbose", "-v", action="store_true", help="one line per test")
+    g.add_argument("--timeout", type=float, default=call_limit.DEFAULT_S, metavar="S",
+                   help=f"fail a test when one call of your code runs longer than S seconds (an endless loop?) "
+                        f"and grade the rest (default {call_limit.DEFAULT_S:g}; 0: no limit)")
     g.set_defaults(func=_grade)
-    s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
+    s = sub.add_parser("stubs", help="course authors: regenerate exercises/ from solutions/ (never over edits)")
     s.add_argument("--check", action="store_true", help="fail if exercises/ is out of date")
     s.add_argument("--unit", "-u", action="append", default=[], help="only this unit (full name); repeatable")
+    s.add_argument("--force", action="store_true",
+                   help="overwrite files edited since they were generated (course authors; learners: never)")
     s.set_defaults(func=_stubs)
+    z = sub.add_parser("reset", help="restore an exercise's stub; the version it replaces goes to .backup/")
+    z.add_argument("exercise", metavar="UNIT[:EXERCISE]",
+                   help="23 (the whole unit), 23:softmax_fused (that function only) or 23:softmax.py (that file)")
+    z.set_defaults(func=_reset)
     u = sub.add_parser("units", help="list the units that have grading tests")
     u.add_argument("--tier", choices=[t.value for t in results.Tier],
                    help="only units with tests of this tier (collects the tests: gpu_perf lists the kernel units)")
@@ -169,7 +225,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("\ninterrupted (Ctrl-C)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

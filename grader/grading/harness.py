@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader._lazy import torch
-from grader.grading import boundary, target
+from grader.grading import boundary, target, timeout
 from grader.grading.target import SubmissionError
 from grader.kernels import audit
 
@@ -126,7 +126,8 @@ class LearnerFunction:
         if self.kernel or self.audited:
             audit.check(target.target_root() / self.unit, self.module, self.name)
         if not boundary.enabled():
-            return self._call_here(*args, **kwargs)
+            with timeout.limit(self.name):  # make grade: a call past --timeout fails its test (grading/timeout.py)
+                return self._call_here(*args, **kwargs)
         # Batch grading: the learner's code runs in a forked worker (grader.grading.boundary), which also
         # checks, where the learner cannot patch it, that a kernel left its inputs unmodified.
         return boundary.call(self.name, self._call_here, args, kwargs, inputs_read_only=self.kernel)

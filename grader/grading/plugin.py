@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from grader.grading import boundary, harness, target
+from grader.grading import boundary, harness, target, timeout
 from grader.grading.command import EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION
 from grader.grading.results import Status, TestResult, Tier
 from grader.kernels import perf
@@ -56,6 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(EXERCISE_OPTION, action="append", default=[], help=EXERCISE_HELP)
     group.addoption(REPORT_OPTION, default=None, help=REPORT_HELP)
     group.addoption(MANIFEST_OPTION, default=None, help=MANIFEST_HELP)
+    group.addoption(timeout.OPTION, type=float, default=0.0, help=timeout.HELP)
 
 
 MARKERS = (
@@ -77,6 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[target.TARGET_ENV] = str(Path(config.getoption(TARGET_OPTION)).resolve())
     if os.environ.get(boundary.ISOLATE_ENV) == "1":  # the judge asks NVML: it never initializes CUDA
         os.environ.setdefault(perf.NVML_CHECK_ENV, "1")
+    timeout.configure(config.getoption(timeout.OPTION), on_stuck=lambda text: _record_stuck(config, text))
     report = config.getoption(REPORT_OPTION)
     if report and report.startswith("fd:"):
         boundary.protect_fd(int(report[3:]))  # batch grading: learner children never hold it
@@ -164,6 +166,28 @@ def _write_manifest(path: Path, items: list[pytest.Item]) -> None:
             graded.append({"nodeid": item.nodeid, "unit": unit_of(item), "exercise": exercise,
                            "tier": tier, "points": points, "hint": _hint(item)})
     path.write_text(json.dumps(graded, indent=1))
+
+
+_RUNNING: list[pytest.Item] = []  # the test being run, for _record_stuck
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    _RUNNING[:] = [item]
+
+
+def _record_stuck(config: pytest.Config, text: str) -> None:
+    """A learner call could not be interrupted (grading/timeout.py): record its test as failed, end the process."""
+    path = config.getoption(REPORT_OPTION)
+    item = _RUNNING[0] if _RUNNING else None
+    if item is not None and unit_of(item) is not None and path and not path.startswith("fd:"):
+        tier, exercise, points = _grading_markers(item)
+        first, _, rest = text.partition("\n")
+        result = TestResult(nodeid=item.nodeid, unit=unit_of(item), exercise=exercise, tier=Tier(tier),
+                            points=points, status=Status.FAILED, score=0.0, message=first, detail=rest)
+        with open(path, "a") as f:
+            f.write(result.to_json() + "\n")
+    timeout.exit_stuck(text)
 
 
 def _is_gpu_perf(item: pytest.Item) -> bool:
@@ -258,7 +282,9 @@ def _classify_failure(base: dict, exc: BaseException, hint: str) -> TestResult:
     if isinstance(root, NotImplementedError):
         return TestResult(**base, status=Status.TODO, score=0.0, message=first + _learner_frame(root),
                           hint=f"implement `{base['exercise']}`: replace the TODO's `raise` with your code")
-    if not isinstance(root, AssertionError | target.SubmissionError):
+    if isinstance(root, timeout.CallTimeout):  # where the learner's code was when it was stopped
+        first += _learner_frame(root)
+    elif not isinstance(root, AssertionError | target.SubmissionError):
         first = f"{type(root).__name__}: {first}{_learner_frame(root)}"
     rest = "\n".join(text.splitlines()[1:])
     if HYPOTHESIS_FAILURE.search(notes):

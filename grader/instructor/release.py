@@ -1,9 +1,11 @@
 """The learner-facing tree: what students clone. No solutions, no reference kernels, no known corpora.
 
-``python -m grader release OUT/`` copies ``exercises/``, the grader, the units' grading tests (without
-``known_wrong/`` and ``known_right/``), the pinned requirements, and writes a student Makefile
-(``make grade`` only) and a README for students. :func:`check` refuses a tree that still holds a
-solution region, a solutions/ or kernels_ref/ file, or a known implementation.
+``python -m grader release OUT/`` writes fresh stubs generated from ``solutions/`` (never the working
+``exercises/``, which may hold someone's answers) with their manifest, a copy of them in ``.stubs/``
+(what ``make reset`` restores: a release has no solutions/), the grader, the units' grading tests
+(without ``known_wrong/`` and ``known_right/``), the pinned requirements, and a student Makefile
+(``make grade``, ``make reset``) and README. :func:`check` refuses a tree that still holds a solution
+region, a solutions/ or kernels_ref/ file, or a known implementation.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.authoring import stubs
 from grader.grading.target import REPO_ROOT
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "known_wrong", "known_right")
@@ -27,9 +30,14 @@ STAMP  := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 TARGET ?= exercises
 GRADE_ARGS := --target $(TARGET) $(if $(L),--unit $(L)) $(if $(E),--exercise $(E)) $(ARGS)
 
-.PHONY: env grade
+.PHONY: env grade reset
 grade: env
 \t@$(PY) -m grader grade $(GRADE_ARGS)
+
+# Restore a stub: make reset L=23 E=softmax_fused (one function), or L=23 (the unit); backups in .backup/
+reset: env
+\t@test -n "$(L)" || { echo "usage: make reset L=<unit> [E=<exercise or file>]"; exit 2; }
+\t@$(PY) -m grader reset $(L)$(if $(E),:$(E))
 
 env: $(STAMP)
 
@@ -51,7 +59,12 @@ lecture teaches it, hints), then grade your work:
 make grade                 # every unit (creates the pinned environment in .venv first, ~2 min)
 make grade L=23            # one unit
 make grade L=23 E=softmax_fused
+make reset L=23 E=softmax_fused   # start an exercise over: its stub back, your version kept in .backup/
 ```
+
+A call of your code that runs longer than 30 s (an endless loop?) fails its test and grading goes
+on; `make grade ARGS="--timeout 120"` allows longer, `--timeout 0` turns the limit off. Ctrl-C
+stops grading and prints the scoreboard of what was graded so far.
 
 The scoreboard shows, per unit, exercise and tier, your points, what failed and a hint. Tiers:
 `correctness` (runs anywhere; Triton kernels run under Triton's interpreter on the CPU),
@@ -86,8 +99,10 @@ def build(out: Path, root: Path = REPO_ROOT) -> Release:
     """Write the learner-facing tree into the new or empty folder ``out`` and check it."""
     if out.exists() and any(out.iterdir()):
         raise ReleaseError(f"{out} is not empty: release into a new folder")
-    units = tuple(sorted(p.name for p in (root / "exercises").iterdir() if (root / "tests" / p.name).is_dir()))
-    shutil.copytree(root / "exercises", out / "exercises", ignore=SKIP, dirs_exist_ok=True)
+    if not (root / "solutions").is_dir():
+        raise ReleaseError(f"no solutions/ in {root}: release from the course repository (stubs are generated)")
+    units = tuple(sorted(p.name for p in (root / "solutions").iterdir() if (root / "tests" / p.name).is_dir()))
+    _write_stubs(root / "solutions", out, units)
     shutil.copytree(root / "grader", out / "grader", ignore=SKIP)
     for unit in units:
         shutil.copytree(root / "tests" / unit, out / "tests" / unit, ignore=SKIP)
@@ -99,12 +114,20 @@ def build(out: Path, root: Path = REPO_ROOT) -> Release:
     return Release(out, units, sum(1 for p in out.rglob("*") if p.is_file()))
 
 
+def _write_stubs(solutions: Path, out: Path, units: tuple[str, ...]) -> None:
+    """Fresh stubs of ``units`` into ``out/exercises`` (with their manifest) and ``out/.stubs`` (for reset)."""
+    stubs.write(solutions, out / "exercises", units)
+    for rel, text in stubs.generate(solutions, units).items():
+        (out / stubs.PRISTINE / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / stubs.PRISTINE / rel).write_text(text)
+
+
 def check(tree: Path) -> None:
     """ReleaseError naming every leak: solution regions, solutions/, kernels_ref/, known corpora."""
     leaks = [str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_dir() and p.name in FORBIDDEN_DIRS]
     leaks += [
         str(p.relative_to(tree))
-        for top in ("exercises", "tests")
+        for top in ("exercises", "tests", stubs.PRISTINE)
         for p in (tree / top).rglob("*")
         if p.is_file() and SOLUTION_MARKER in p.read_text(errors="replace")
     ]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +60,141 @@ def test_make_grade_on_the_stubs_exits_zero_and_names_the_first_todo():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "l23_online_softmax: 0/" in proc.stdout
     assert "next: l23_online_softmax" in proc.stdout and "TODO:" in proc.stdout
+
+
+# ---- a learner's work survives stubs, reset and release -------------------------------------------------------------
+
+ANSWER = "    return peak_flops / mem_bw  # my answer\n"
+RIDGE_TODO = "    raise NotImplementedError('TODO: validate, then divide.')\n"
+
+
+def learner_clone(tmp_path: Path) -> Path:
+    """A copy of this course as a learner clones it, with an answer in L12's ridge_point."""
+    root = tmp_path / "clone"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    for name in ("grader", "solutions", "exercises", "tests"):
+        shutil.copytree(REPO_ROOT / name, root / name, ignore=skip)
+    for name in ("pyproject.toml", "requirements.txt", "CONVENTIONS.md"):
+        shutil.copy2(REPO_ROOT / name, root / name)
+    mine = root / "exercises/l12_roofline/roofline.py"
+    assert RIDGE_TODO in mine.read_text()
+    mine.write_text(mine.read_text().replace(RIDGE_TODO, ANSWER))
+    return root
+
+
+def run_in(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m grader`` of the tree at ``root`` (its own grader and REPO_ROOT)."""
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=root, capture_output=True, text=True, env=env)
+
+
+def test_stubs_keep_a_learners_answers_and_say_what_to_run(tmp_path):
+    root = learner_clone(tmp_path)
+    mine = root / "exercises/l12_roofline/roofline.py"
+    answered = mine.read_text()
+    check = run_in(root, "stubs", "--check")
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "exercises/l12_roofline/roofline.py: differs from the stub" in check.stdout
+    assert "your answers in exercises/ differ from the stubs: that is expected for a learner" in check.stdout
+    assert "make grade" in check.stdout and "out of date" not in check.stdout
+    stubs = run_in(root, "stubs")
+    assert stubs.returncode == 1 and "refusing to overwrite" in stubs.stdout and "--force" in stubs.stdout
+    assert "exercises/l12_roofline/roofline.py" in stubs.stdout and mine.read_text() == answered
+
+
+def test_reset_restores_one_function_and_keeps_the_answer_in_a_backup(tmp_path):
+    root = learner_clone(tmp_path)
+    mine = root / "exercises/l12_roofline/roofline.py"
+    mine.write_text(mine.read_text() + "\n\ndef my_helper():\n    return 1\n")
+    answered = mine.read_text()
+    proc = run_in(root, "reset", "12:ridge_point")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (backup,) = (root / "exercises/l12_roofline/.backup").iterdir()
+    assert (f"restored `ridge_point` in {mine.relative_to(root)} from the stub; your version is kept in "
+            f"{backup.relative_to(root)}") in proc.stdout
+    assert backup.read_text() == answered
+    assert RIDGE_TODO in mine.read_text() and "def my_helper" in mine.read_text()
+    again = run_in(root, "reset", "12:ridge_point")
+    assert "already the stub, nothing to do" in again.stdout and len(list(backup.parent.iterdir())) == 1
+    unknown = run_in(root, "reset", "12:no_such_exercise")
+    assert unknown.returncode == 2 and "exercises: attainable_flops, bank_conflict_degree" in unknown.stdout
+
+
+def test_release_holds_fresh_stubs_and_resets_without_solutions(tmp_path):
+    root = learner_clone(tmp_path)
+    mine = root / "exercises/l12_roofline/roofline.py"
+    answered = mine.read_text()
+    proc = run_in(root, "release", str(tmp_path / "rel"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rel = tmp_path / "rel"
+    released = rel / "exercises/l12_roofline/roofline.py"
+    assert RIDGE_TODO in released.read_text() and "my answer" not in released.read_text()
+    assert mine.read_text() == answered  # the learner's file is untouched
+    assert (rel / ".stubs/l12_roofline/roofline.py").read_text() == released.read_text()
+    assert not (rel / "solutions").exists() and (rel / "exercises/.stubs.json").is_file()
+    released.write_text(released.read_text().replace(RIDGE_TODO, ANSWER))
+    reset = run_in(rel, "reset", "L12:ridge_point")
+    assert reset.returncode == 0 and "your version is kept in" in reset.stdout, reset.stdout + reset.stderr
+    assert RIDGE_TODO in released.read_text()
+    assert "my answer" in next((rel / "exercises/l12_roofline/.backup").iterdir()).read_text()
+
+
+# ---- make grade: an endless loop fails its test, Ctrl-C prints what was graded --------------------------------------
+
+ENDLESS = "    while True:\n        pass\n"
+# Swallows the alarm, like compiled code a signal cannot stop; only the first call ever (a file marks it), so the
+# tests after it in the new grading process run on the solution.
+STUCK_ONCE = ("    import pathlib\n    mark = pathlib.Path(__file__).with_name('stuck-once')\n"
+              "    if not mark.exists():\n        mark.touch()\n        while True:\n"
+              "            try:\n                while True:\n                    pass\n"
+              "            except BaseException:\n                pass\n")
+
+
+def looping_target(tmp_path: Path, **bodies: str) -> Path:
+    """solutions/l12_roofline with ``bodies`` put at the top of the named functions."""
+    target = tmp_path / "target"
+    shutil.copytree(REPO_ROOT / "solutions/l12_roofline", target / "l12_roofline")
+    path = target / "l12_roofline/roofline.py"
+    text = path.read_text()
+    for name, body in bodies.items():
+        head = next(line for line in text.splitlines(keepends=True) if line.startswith(f"def {name}("))
+        text = text.replace(head, head + body)
+    path.write_text(text)
+    return target
+
+
+@pytest.mark.slow
+def test_an_endless_loop_fails_its_test_and_the_rest_of_the_unit_is_graded(tmp_path):
+    target = looping_target(tmp_path, ridge_point=ENDLESS, bank_conflict_degree=STUCK_ONCE)
+    start = time.monotonic()
+    proc = run("grade", "--target", str(target), "--unit", "12", "--timeout", "1", "--csv", str(tmp_path / "s.csv"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = list(csv.DictReader((tmp_path / "s.csv").open()))
+    by = {e: [r for r in rows if r["exercise"] == e] for e in {r["exercise"] for r in rows}}
+    assert by["ridge_point"] and all(r["status"] == "failed" for r in by["ridge_point"])
+    assert all(r["message"].startswith("ridge_point did not return within 1 s: an endless loop? It was stopped.")
+               for r in by["ridge_point"])
+    stuck = [r for r in by["bank_conflict_degree"] if r["status"] == "failed"]
+    assert len(stuck) == 1 and "could not be interrupted" in stuck[0]["message"]
+    assert len(by["bank_conflict_degree"]) > 1  # the tests after it ran in a new grading process
+    assert all(r["status"] == "passed" for e in ("attainable_flops", "gemm_intensity") for r in by[e])
+    assert all(r["status"] == "passed" for r in by["bank_conflict_degree"] if r not in stuck)
+    assert time.monotonic() - start < 240
+
+
+@pytest.mark.slow
+def test_ctrl_c_prints_the_scoreboard_of_what_was_graded(tmp_path):
+    target = looping_target(tmp_path, bank_conflict_degree=ENDLESS)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # where grade's report file appears
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "grade", "--target", str(target), "-u", "12",
+                             "--timeout", "0"], cwd=REPO_ROOT, env=env, text=True, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 180
+    while not any(p.stat().st_size for p in tmp_path.glob("dripstone-*/*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(5)  # bank_conflict_degree, graded last, loops forever: grading hangs there
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "grading was interrupted (Ctrl-C) after" in out and "Traceback" not in out + err
+    assert "ridge_point" in out and "PASS" in out and "bank_conflict_degree" not in out

@@ -72,11 +72,13 @@ def test_check_reports_drift_missing_todo_and_strays(tmp_path):
     assert [(d.path, d.problem) for d in problems] == [("u/plain.py", "has no TODO: the learner has nothing to do")]
     (sol / "u/plain.py").unlink()
     (ex / "u/plain.py").unlink()
+    assert [d.path for d in stubs.check(sol, ex)] == [stubs.MANIFEST]  # it still records u/plain.py
+    stubs.write(sol, ex)
     assert stubs.check(sol, ex) == []
     (ex / "u/m.py").write_text(SOLUTION)  # a learner-visible solution: drift
     (ex / "u/extra.py").write_text("# TODO: stray\n")
     assert {(d.path, d.problem) for d in stubs.check(sol, ex)} == {
-        ("u/m.py", "differs from the generated stub"),
+        ("u/m.py", "differs from the stub (edited since it was generated)"),
         ("u/extra.py", "is in exercises/ but not in solutions/"),
     }
 
@@ -85,4 +87,105 @@ def test_write_only_touches_the_named_units(tmp_path):
     sol = _tree(tmp_path / "solutions", {"a/m.py": SOLUTION, "b/m.py": SOLUTION})
     ex = tmp_path / "exercises"
     written = stubs.write(sol, ex, units=("a",))
-    assert written == [ex / "a" / "m.py"] and not (ex / "b").exists()
+    assert written == [ex / "a" / "m.py", ex / stubs.MANIFEST] and not (ex / "b").exists()
+    assert list(stubs.read_manifest(ex)) == ["a/m.py"]
+    stubs.write(sol, ex, units=("b",))
+    assert list(stubs.read_manifest(ex)) == ["a/m.py", "b/m.py"]  # a's record kept
+
+
+# ---- learners' answers are never overwritten (exercises/.stubs.json) --------------------------------------------
+
+
+def _course(tmp_path: Path) -> tuple[Path, Path]:
+    sol = _tree(tmp_path / "solutions", {"u/m.py": SOLUTION, "u/README.md": "# U\n"})
+    ex = tmp_path / "exercises"
+    stubs.write(sol, ex)
+    return sol, ex
+
+
+def test_write_records_what_it_generated_and_check_verifies_the_record(tmp_path):
+    sol, ex = _course(tmp_path)
+    assert stubs.read_manifest(ex) == {"u/m.py": stubs.digest(make_stub(SOLUTION)),
+                                       "u/README.md": stubs.digest("# U\n")}
+    assert stubs.check(sol, ex) == []
+    (ex / stubs.MANIFEST).unlink()
+    assert [(d.path, d.kind) for d in stubs.check(sol, ex)] == [(stubs.MANIFEST, stubs.STALE)]
+    assert stubs.write(sol, ex) == [ex / stubs.MANIFEST] and stubs.check(sol, ex) == []
+
+
+def test_write_refuses_to_overwrite_an_edited_exercise_and_writes_nothing(tmp_path):
+    sol, ex = _course(tmp_path)
+    answer = make_stub(SOLUTION).replace("raise NotImplementedError('TODO: double x.')", "return x + x")
+    (ex / "u/m.py").write_text(answer)
+    (sol / "u/README.md").write_text("# U, revised\n")
+    with pytest.raises(stubs.StubConflict, match=r"exercises/u/m\.py.*make grade.*--force") as caught:
+        stubs.write(sol, ex)
+    assert caught.value.paths == ["exercises/u/m.py"]
+    assert (ex / "u/m.py").read_text() == answer and (ex / "u/README.md").read_text() == "# U\n"
+    assert stubs.write(sol, ex, force=True) == [ex / "u/README.md", ex / "u/m.py", ex / stubs.MANIFEST]
+    assert stubs.check(sol, ex) == []
+
+
+def test_write_replaces_a_stub_nobody_edited_when_its_solution_changes(tmp_path):
+    sol, ex = _course(tmp_path)
+    (sol / "u/m.py").write_text(SOLUTION.replace("double x", "twice x"))
+    assert [(d.path, d.kind) for d in stubs.check(sol, ex)] == [("u/m.py", stubs.STALE), (stubs.MANIFEST, stubs.STALE)]
+    assert stubs.write(sol, ex) == [ex / "u/m.py", ex / stubs.MANIFEST]
+    assert "TODO: twice x." in (ex / "u/m.py").read_text() and stubs.check(sol, ex) == []
+
+
+def test_check_tells_a_learners_answers_from_a_stale_stub(tmp_path):
+    sol, ex = _course(tmp_path)
+    (ex / "u/m.py").write_text("def f(x):\n    return 2 * x\n")
+    (ex / "u/helpers.py").write_text("K = 1\n")
+    found = {(d.path, d.kind) for d in stubs.check(sol, ex)}
+    assert found == {("u/m.py", stubs.EDITED), ("u/helpers.py", stubs.EDITED)}
+
+
+# ---- reset: one stub back, the replaced version kept ---------------------------------------------------------------
+
+MINE = make_stub(SOLUTION).replace("raise NotImplementedError('TODO: double x.')", "return x + x").replace(
+    "raise NotImplementedError('TODO: return one, as an int.')", "return 1") + "\n\ndef helper():\n    return 3\n"
+
+
+def test_restore_one_function_keeps_the_rest_and_a_backup(tmp_path):
+    path = _tree(tmp_path, {"u/m.py": MINE}) / "u/m.py"
+    done = stubs.restore(path, make_stub(SOLUTION), "f")
+    text = path.read_text()
+    assert "raise NotImplementedError('TODO: double x.')" in text and "return x + x" not in text
+    assert "        return 1\n" not in text and "    return 1\n" in text and "def helper():" in text  # g, helper kept
+    assert done.changed and done.function == "f" and done.backup.parent == tmp_path / "u" / stubs.BACKUP
+    assert done.backup.read_text() == MINE and done.backup.name.startswith("m.") and done.backup.suffix == ".py"
+    again = stubs.restore(path, make_stub(SOLUTION), "f")
+    assert not again.changed and again.backup is None and len(list(done.backup.parent.iterdir())) == 1
+
+
+def test_restore_the_whole_file_never_deletes_an_older_backup(tmp_path):
+    path = _tree(tmp_path, {"u/m.py": MINE}) / "u/m.py"
+    first = stubs.restore(path, make_stub(SOLUTION))
+    path.write_text(MINE + "# second try\n")
+    second = stubs.restore(path, make_stub(SOLUTION))
+    assert path.read_text() == make_stub(SOLUTION)
+    assert first.backup != second.backup and first.backup.read_text() == MINE
+    assert second.backup.read_text().endswith("# second try\n")
+    path.unlink()
+    missing = stubs.restore(path, make_stub(SOLUTION))
+    assert missing.changed and missing.backup is None and path.read_text() == make_stub(SOLUTION)
+
+
+def test_restore_refuses_a_function_it_cannot_replace_on_its_own(tmp_path):
+    path = _tree(tmp_path, {"u/m.py": "def f(x):\n    return (\n"}) / "u/m.py"
+    with pytest.raises(stubs.ResetError, match="does not parse .*reset the whole file"):
+        stubs.restore(path, make_stub(SOLUTION), "f")
+    path.write_text("def renamed(x):\n    return x\n")
+    with pytest.raises(stubs.ResetError, match="defines no top-level `f`"):
+        stubs.restore(path, make_stub(SOLUTION), "f")
+    assert path.read_text() == "def renamed(x):\n    return x\n" and not (path.parent / stubs.BACKUP).exists()
+
+
+def test_find_exercise_names_the_module_or_lists_the_exercises():
+    unit = {Path("m.py"): make_stub(SOLUTION), Path("k.cu"): "__global__ void sgemm_tiled(float* a) {}\n"}
+    assert stubs.find_exercise(unit, "g") == Path("m.py")
+    assert stubs.find_exercise(unit, "sgemm_tiled") == Path("k.cu")
+    with pytest.raises(stubs.ResetError, match=r"no exercise `h`.*exercises: f, g"):
+        stubs.find_exercise(unit, "h")
