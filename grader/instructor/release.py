@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.authoring import stubs
+from grader.grading import timeout
 from grader.grading.target import REPO_ROOT
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "known_wrong", "known_right")
@@ -62,8 +63,8 @@ make grade L=23 E=softmax_fused
 make reset L=23 E=softmax_fused   # start an exercise over: its stub back, your version kept in .backup/
 ```
 
-A call of your code that runs longer than 30 s (an endless loop?) fails its test and grading goes
-on; `make grade ARGS="--timeout 120"` allows longer, `--timeout 0` turns the limit off. Ctrl-C
+A call of your code that runs longer than {timeout:g} s (an endless loop?) fails its test and grading
+goes on; `make grade ARGS="--timeout 120"` allows longer, `--timeout 0` turns the limit off. Ctrl-C
 stops grading and prints the scoreboard of what was graded so far.
 
 The scoreboard shows, per unit, exercise and tier, your points, what failed and a hint. Tiers:
@@ -109,7 +110,7 @@ def build(out: Path, root: Path = REPO_ROOT) -> Release:
     for name in ("pyproject.toml", "requirements.txt", "CONVENTIONS.md"):  # the unit READMEs link CONVENTIONS.md
         shutil.copy2(root / name, out / name)
     (out / "Makefile").write_text(STUDENT_MAKEFILE)
-    (out / "README.md").write_text(STUDENT_README.format(units=", ".join(units)))
+    (out / "README.md").write_text(STUDENT_README.format(units=", ".join(units), timeout=timeout.DEFAULT_S))
     check(out)
     return Release(out, units, sum(1 for p in out.rglob("*") if p.is_file()))
 
