@@ -59,8 +59,8 @@ test: env env-instructor
 	$(PY) -m ruff check grader tests solutions kernels_ref
 	$(PY) -m pytest -q $(ARGS)
 
-# Course authors. Refuses to overwrite a file edited since it was generated (exercises/.stubs.json records
-# what was generated); FORCE=1 overwrites.
+# Course authors. Refuses to overwrite a file edited since it was generated (exercises/<unit>/.stubs.json
+# records what was generated); FORCE=1 overwrites.
 stubs: env
 	$(PY) -m grader stubs $(if $(FORCE),--force)
 

@@ -17,8 +17,8 @@ are nbgrader's, so the same files feed nbgrader's generate_assignment. Other fil
 copied as they are. ``--check`` fails when exercises/ differs from what would be generated, or when a
 region has no TODO above it: a stub without a TODO cannot tell the learner what to do.
 
-Learners' answers are never overwritten. ``exercises/.stubs.json`` (the manifest, committed with
-exercises/) records the SHA-256 of every file ``stubs`` generated; :func:`write` replaces a file only
+Learners' answers are never overwritten. ``exercises/<unit>/.stubs.json`` (the unit's manifest, committed
+with it) records the SHA-256 of every file ``stubs`` generated; :func:`write` replaces a file only
 while it still matches that record (or the new stub), and otherwise refuses, naming the files, unless
 ``force``. :func:`check` tells an edited file (a learner's answers) from a stale one (solutions/
 changed since). :func:`restore` (``python -m grader reset``) puts one stub, or one exercise's
@@ -38,7 +38,7 @@ from pathlib import Path
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 COMMENT = {".py": "#", ".cu": "//", ".cuh": "//"}
 SKIP = re.compile(r"(__pycache__|\.pyc$|\.hypothesis|\.pytest_cache|(^|/)\.backup/)")
-MANIFEST = ".stubs.json"  # in exercises/: the SHA-256 of each file `stubs` generated
+MANIFEST = ".stubs.json"  # in each exercises/<unit>/: the SHA-256 of each file `stubs` generated there
 BACKUP = ".backup"  # exercises/<unit>/.backup/: what `reset` replaced
 PRISTINE = ".stubs"  # a student release's copy of the stubs it shipped (it has no solutions/): what `reset` restores
 
@@ -145,17 +145,46 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _folder(rel: str) -> str:
+    """The folder under exercises/ whose manifest records ``rel``: its unit ('' for a top-level file)."""
+    return rel.split("/", 1)[0] if "/" in rel else ""
+
+
 def read_manifest(exercises: Path) -> dict[str, str]:
-    """Relative path → SHA-256 of the file ``stubs`` last generated there (empty without a manifest)."""
-    path = exercises / MANIFEST
-    return json.loads(path.read_text())["files"] if path.is_file() else {}
+    """Path relative to exercises/ → SHA-256 of the file ``stubs`` last generated there, from every unit's manifest."""
+    out: dict[str, str] = {}
+    for path in sorted([*exercises.glob(MANIFEST), *exercises.glob(f"*/{MANIFEST}")]):
+        folder = path.parent.relative_to(exercises)
+        out |= {(folder / rel).as_posix(): sha for rel, sha in json.loads(path.read_text())["files"].items()}
+    return out
 
 
-def _write_manifest(exercises: Path, files: dict[str, str]) -> None:
-    body = {"about": "SHA-256 of each file `python -m grader stubs` generated: it overwrites only files that "
-                     "still match (never your answers). Kept by `stubs`, checked by `stubs --check`.",
-            "files": dict(sorted(files.items()))}
-    (exercises / MANIFEST).write_text(json.dumps(body, indent=1) + "\n")
+def _by_folder(records: dict[str, str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for rel, sha in sorted(records.items()):
+        folder = _folder(rel)
+        out.setdefault(folder, {})[rel.removeprefix(f"{folder}/") if folder else rel] = sha
+    return out
+
+
+def _write_manifests(exercises: Path, new: dict[str, str], old: dict[str, str]) -> list[Path]:
+    """Write the manifest of each folder whose records changed (or that has none); returns the files written."""
+    written = []
+    before, after = _by_folder(old), _by_folder(new)
+    for folder in sorted(set(before) | set(after)):
+        path = exercises / folder / MANIFEST
+        if after.get(folder) == before.get(folder) and path.is_file():
+            continue
+        if not after.get(folder):  # solutions/ no longer has this unit: its record goes
+            path.unlink(missing_ok=True)
+            continue
+        body = {"about": "SHA-256 of each file `python -m grader stubs` generated here: it overwrites only files "
+                         "that still match (never your answers). Kept by `stubs`, checked by `stubs --check`.",
+                "files": after[folder]}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(body, indent=1) + "\n")
+        written.append(path)
+    return written
 
 
 def _exercise_files(exercises: Path) -> set[Path]:
@@ -187,9 +216,10 @@ def check(solutions: Path, exercises: Path) -> list[Drift]:
             drift.append(Drift(str(rel), "stub raises no NotImplementedError"))
         if rel.suffix in (".cu", ".cuh") and f"{CUDA_TODO}(" in text and f"#define {CUDA_TODO}" not in text:
             drift.append(Drift(str(rel), f"defines no {CUDA_TODO} macro: the stub would not compile"))
-    if manifest != {rel.as_posix(): digest(text) for rel, text in want.items()}:
-        drift.append(Drift(MANIFEST, "does not record the stubs solutions/ generates: run `python -m grader stubs`",
-                           STALE))
+    have, should = _by_folder(manifest), _by_folder({rel.as_posix(): digest(text) for rel, text in want.items()})
+    drift += [Drift(str(Path(folder) / MANIFEST), "does not record the stubs solutions/ generates: run "
+                    "`python -m grader stubs`", STALE)
+              for folder in sorted(set(have) | set(should)) if have.get(folder) != should.get(folder)]
     drift += [Drift(str(rel), "is in exercises/ but not in solutions/", EDITED)
               for rel in sorted(_exercise_files(exercises) - set(want))]
     return drift
@@ -215,13 +245,9 @@ def write(solutions: Path, exercises: Path, units: tuple[str, ...] = (), *, forc
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(text)
             written.append(dest)
-    kept = {k: v for k, v in manifest.items() if units and k.split("/", 1)[0] not in units}
+    kept = {k: v for k, v in manifest.items() if units and _folder(k) not in units}
     new = {**kept, **{rel.as_posix(): digest(text) for rel, text in want.items()}}
-    if new != manifest or not (exercises / MANIFEST).is_file():
-        exercises.mkdir(parents=True, exist_ok=True)
-        _write_manifest(exercises, new)
-        written.append(exercises / MANIFEST)
-    return written
+    return written + _write_manifests(exercises, new, manifest)
 
 
 # ---- reset: one stub (or one exercise's function) back, the learner's version kept -----------------------

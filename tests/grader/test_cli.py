@@ -131,7 +131,7 @@ def test_release_holds_fresh_stubs_and_resets_without_solutions(tmp_path):
     assert RIDGE_TODO in released.read_text() and "my answer" not in released.read_text()
     assert mine.read_text() == answered  # the learner's file is untouched
     assert (rel / ".stubs/l12_roofline/roofline.py").read_text() == released.read_text()
-    assert not (rel / "solutions").exists() and (rel / "exercises/.stubs.json").is_file()
+    assert not (rel / "solutions").exists() and (rel / "exercises/l12_roofline/.stubs.json").is_file()
     released.write_text(released.read_text().replace(RIDGE_TODO, ANSWER))
     reset = run_in(rel, "reset", "L12:ridge_point")
     assert reset.returncode == 0 and "your version is kept in" in reset.stdout, reset.stdout + reset.stderr

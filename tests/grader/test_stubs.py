@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def test_check_reports_drift_missing_todo_and_strays(tmp_path):
     assert [(d.path, d.problem) for d in problems] == [("u/plain.py", "has no TODO: the learner has nothing to do")]
     (sol / "u/plain.py").unlink()
     (ex / "u/plain.py").unlink()
-    assert [d.path for d in stubs.check(sol, ex)] == [stubs.MANIFEST]  # it still records u/plain.py
+    assert [d.path for d in stubs.check(sol, ex)] == ["u/.stubs.json"]  # it still records u/plain.py
     stubs.write(sol, ex)
     assert stubs.check(sol, ex) == []
     (ex / "u/m.py").write_text(SOLUTION)  # a learner-visible solution: drift
@@ -87,13 +88,13 @@ def test_write_only_touches_the_named_units(tmp_path):
     sol = _tree(tmp_path / "solutions", {"a/m.py": SOLUTION, "b/m.py": SOLUTION})
     ex = tmp_path / "exercises"
     written = stubs.write(sol, ex, units=("a",))
-    assert written == [ex / "a" / "m.py", ex / stubs.MANIFEST] and not (ex / "b").exists()
+    assert written == [ex / "a" / "m.py", ex / "a" / stubs.MANIFEST] and not (ex / "b").exists()
     assert list(stubs.read_manifest(ex)) == ["a/m.py"]
     stubs.write(sol, ex, units=("b",))
     assert list(stubs.read_manifest(ex)) == ["a/m.py", "b/m.py"]  # a's record kept
 
 
-# ---- learners' answers are never overwritten (exercises/.stubs.json) --------------------------------------------
+# ---- learners' answers are never overwritten (exercises/<unit>/.stubs.json) ----------------------------------
 
 
 def _course(tmp_path: Path) -> tuple[Path, Path]:
@@ -108,9 +109,11 @@ def test_write_records_what_it_generated_and_check_verifies_the_record(tmp_path)
     assert stubs.read_manifest(ex) == {"u/m.py": stubs.digest(make_stub(SOLUTION)),
                                        "u/README.md": stubs.digest("# U\n")}
     assert stubs.check(sol, ex) == []
-    (ex / stubs.MANIFEST).unlink()
-    assert [(d.path, d.kind) for d in stubs.check(sol, ex)] == [(stubs.MANIFEST, stubs.STALE)]
-    assert stubs.write(sol, ex) == [ex / stubs.MANIFEST] and stubs.check(sol, ex) == []
+    assert json.loads((ex / "u" / stubs.MANIFEST).read_text())["files"] == {
+        "README.md": stubs.digest("# U\n"), "m.py": stubs.digest(make_stub(SOLUTION))}  # beside the files: one commit
+    (ex / "u" / stubs.MANIFEST).unlink()
+    assert [(d.path, d.kind) for d in stubs.check(sol, ex)] == [("u/.stubs.json", stubs.STALE)]
+    assert stubs.write(sol, ex) == [ex / "u" / stubs.MANIFEST] and stubs.check(sol, ex) == []
 
 
 def test_write_refuses_to_overwrite_an_edited_exercise_and_writes_nothing(tmp_path):
@@ -122,15 +125,15 @@ def test_write_refuses_to_overwrite_an_edited_exercise_and_writes_nothing(tmp_pa
         stubs.write(sol, ex)
     assert caught.value.paths == ["exercises/u/m.py"]
     assert (ex / "u/m.py").read_text() == answer and (ex / "u/README.md").read_text() == "# U\n"
-    assert stubs.write(sol, ex, force=True) == [ex / "u/README.md", ex / "u/m.py", ex / stubs.MANIFEST]
+    assert stubs.write(sol, ex, force=True) == [ex / "u/README.md", ex / "u/m.py", ex / "u" / stubs.MANIFEST]
     assert stubs.check(sol, ex) == []
 
 
 def test_write_replaces_a_stub_nobody_edited_when_its_solution_changes(tmp_path):
     sol, ex = _course(tmp_path)
     (sol / "u/m.py").write_text(SOLUTION.replace("double x", "twice x"))
-    assert [(d.path, d.kind) for d in stubs.check(sol, ex)] == [("u/m.py", stubs.STALE), (stubs.MANIFEST, stubs.STALE)]
-    assert stubs.write(sol, ex) == [ex / "u/m.py", ex / stubs.MANIFEST]
+    assert [(d.path, d.kind) for d in stubs.check(sol, ex)] == [("u/m.py", stubs.STALE), ("u/.stubs.json", stubs.STALE)]
+    assert stubs.write(sol, ex) == [ex / "u/m.py", ex / "u" / stubs.MANIFEST]
     assert "TODO: twice x." in (ex / "u/m.py").read_text() and stubs.check(sol, ex) == []
 
 
