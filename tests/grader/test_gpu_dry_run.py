@@ -225,3 +225,18 @@ def test_the_released_tree_times_without_kernels_ref(dry_run, tmp_path):
     assert "dry run on the CPU passed" in speed["message"], speed
     assert set(speed["record"]["medians_ms"]) == {"learner", "torch.softmax"}
     assert "speedup_vs_ref" not in speed["record"]
+
+
+def test_units_lists_the_units_of_a_tier_and_their_exercises(monkeypatch, capsys):
+    """`python -m grader units --tier gpu_perf [--exercises]`, what .ci/gpu-check reads (the manifest faked here)."""
+    from grader import cli
+
+    found = {"l22_memory_coalescing": ["transpose"], "l23_online_softmax": ["softmax_fused", "block_sum_shfl"]}
+    monkeypatch.setattr(api, "tier_exercises", lambda tier: found if tier == "gpu_perf" else {})
+    assert cli.main(["units", "--tier", "gpu_perf"]) == 0
+    assert capsys.readouterr().out.split() == list(found)
+    assert cli.main(["units", "--tier", "gpu_perf", "--exercises"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "l22_memory_coalescing: transpose", "l23_online_softmax: softmax_fused block_sum_shfl"]
+    with pytest.raises(SystemExit):
+        cli.main(["units", "--tier", "speed"])
