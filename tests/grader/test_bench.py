@@ -76,7 +76,8 @@ def test_a_kernels_ref_module_without_a_declaration_is_a_missing_row(monkeypatch
     assert row.name == "scan" and row.ratio is None and "missing: kernels_ref/scan.py has no REFERENCE" in row.note
     with pytest.raises(LookupError, match=r"REFERENCE = dict\(unit="):
         bench.declarations()
-    (tmp_path / "kernels_ref" / "scan.py").write_text("REFERENCE = dict(unit='l99_x', exercises=('scan',), vendor='v')\n")
+    no_rows = "REFERENCE = dict(unit='l99_x', exercises=('scan',), vendor='v')\n"
+    (tmp_path / "kernels_ref" / "scan.py").write_text(no_rows)
     monkeypatch.setattr(bench.target, "_CACHE", {})
     with pytest.raises(LookupError, match="scan.py's REFERENCE: .*bench must be a non-empty tuple"):
         bench.declarations()
