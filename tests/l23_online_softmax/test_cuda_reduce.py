@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 import torch
 
-from grader.grading import harness
-from grader.grading.harness import learner
 from grader.kernels import cuda
-from grader.kit.compare import assert_close
+from grader.kit import assert_close, award_speedup, cuda_kernel, grade, learner, on_device, perf
 
 UNIT = "l23_online_softmax"
 block_sum = learner(UNIT, "cuda_reduce", "block_sum")
+block_sum_shfl = cuda_kernel(UNIT, "cuda_reduce", "block_sum_shfl")
+softmax_row_stats = cuda_kernel(UNIT, "cuda_reduce", "softmax_row_stats")
 BLOCK = 128  # the exercise's block size (cuda_reduce.BLOCK)
 
 
@@ -45,10 +45,8 @@ def check_sum(x: np.ndarray) -> cuda.SimTraffic:
 # ---- block_sum (numba, simulator) ---------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("block_sum")
-@pytest.mark.points(3)
-@pytest.mark.hint("The last block is partial: what does a thread past the end of x load? And who adds the partials?")
+@grade(block_sum, "correctness", points=3,
+       hint="The last block is partial: what does a thread past the end of x load? And who adds the partials?")
 @pytest.mark.parametrize("n", [1, 7, 256, 257, 1000])
 def test_block_sum_matches(n):
     """One element, a partial block, exactly one block (2·BLOCK elements), one past it, several blocks."""
@@ -66,10 +64,8 @@ def sequential_requests(block: int) -> int:
     return block // 32 + sum(4 * math.ceil(s / 32) for s in steps) + 1
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("block_sum")
-@pytest.mark.points(3)
-@pytest.mark.hint("At step s, which threads work: every (2s)-th one, or the first s? How many warps is that?")
+@grade(block_sum, "efficiency", points=3,
+       hint="At step s, which threads work: every (2s)-th one, or the first s? How many warps is that?")
 def test_block_sum_sequential_addressing():
     """1024 elements: x read once, no bank conflict, no more shared-memory warp requests than the sequential tree."""
     x = values(1024, seed=3)
@@ -90,7 +86,7 @@ def test_block_sum_sequential_addressing():
 
 
 def compiled(*functions: str) -> cuda.CompiledCu:
-    return cuda.compile_learner(UNIT, "cuda_reduce", *functions)
+    return cuda.compile_learner(UNIT, block_sum_shfl.module, *functions)
 
 
 def assert_no_spills(c: cuda.CompiledCu, kernel: str) -> None:
@@ -99,10 +95,8 @@ def assert_no_spills(c: cuda.CompiledCu, kernel: str) -> None:
         f"{kernel} spills or uses a stack frame (local memory, as slow as HBM): {r.summary()}")
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("block_sum_shfl")
-@pytest.mark.points(3)
-@pytest.mark.hint("Which instruction moves a value from lane i + offset to lane i of a warp, without shared memory?")
+@grade(block_sum_shfl, "efficiency", points=3,
+       hint="Which instruction moves a value from lane i + offset to lane i of a warp, without shared memory?")
 def test_block_sum_shfl_compiles_to_shuffles():
     """NVRTC sm_90: shfl.sync in the kernel, at most one float of shared memory per warp (128 B), no spills."""
     c = compiled("warp_sum", "block_sum_shfl")
@@ -118,10 +112,8 @@ def test_block_sum_shfl_compiles_to_shuffles():
     assert_no_spills(c, "block_sum_shfl")
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("softmax_row_stats")
-@pytest.mark.points(3)
-@pytest.mark.hint("Both halves of the state travel: how many values does each shuffle step exchange?")
+@grade(softmax_row_stats, "efficiency", points=3,
+       hint="Both halves of the state travel: how many values does each shuffle step exchange?")
 def test_row_stats_merges_in_registers():
     """NVRTC sm_90: m and d both shuffled (≥ 2 shfl.sync), no shared memory, no spills."""
     c = compiled("warp_merge_md", "softmax_row_stats")
@@ -138,32 +130,30 @@ def test_row_stats_merges_in_registers():
 def _require_gpu_kernels(*functions: str) -> None:
     """A GPU to run on ("pending GPU" without one) and no TODO left in these functions of the .cu."""
     cuda.require_device()
-    cuda.load_cu(UNIT, "cuda_reduce").require_done(*functions)
+    cuda.load_cu(UNIT, block_sum_shfl.module).require_done(*functions)
 
 
 def launch_on_device(kernel: str, grid: tuple[int, ...], block: tuple[int, ...], args: list, *, device: str) -> None:
     """Compile the learner's .cu for this GPU and launch ``kernel``; where the learner's code runs."""
-    compiled = cuda.load_cu(UNIT, "cuda_reduce").compile(arch=cuda.device_arch())
+    compiled = cuda.load_cu(UNIT, block_sum_shfl.module).compile(arch=cuda.device_arch())
     cuda.launch(compiled, kernel, grid, block, [a.to(device) if isinstance(a, torch.Tensor) else a for a in args])
 
 
 def run_block_sum(n: int, grid: int, block: int, *, device: str) -> torch.Tensor:
-    """On the device (harness.on_device): the partial sums of ``values(n, seed=n)``."""
+    """On the device (on_device): the partial sums of ``values(n, seed=n)``."""
     x = torch.from_numpy(values(n, seed=n)).to(device)
     partials = torch.full((grid,), float("nan"), device=device)
-    launch_on_device("block_sum_shfl", (grid,), (block,), [x, partials, n], device=device)
+    launch_on_device(block_sum_shfl.kernel, (grid,), (block,), [x, partials, n], device=device)
     return partials
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("block_sum_shfl")
-@pytest.mark.points(3)
-@pytest.mark.hint("Does warp 0 read a warp total that no warp wrote when blockDim.x < 1024?")
+@grade(block_sum_shfl, "correctness", points=3,
+       hint="Does warp 0 read a warp total that no warp wrote when blockDim.x < 1024?")
 @pytest.mark.parametrize("n, grid, block", [(1, 1, 32), (1000, 3, 256), (1 << 20, 120, 1024)])
 def test_block_sum_shfl_on_gpu(n, grid, block):
     """On a GPU: the partials add up to the sum (fp64 reference), for several grid and block sizes."""
     _require_gpu_kernels("warp_sum", "block_sum_shfl")
-    partials = harness.on_device(run_block_sum, n, grid, block, device="cuda")
+    partials = on_device(run_block_sum, n, grid, block, device="cuda")
     x = torch.from_numpy(values(n, seed=n))
     assert partials.shape == (grid,), f"block_sum_shfl: {tuple(partials.shape)} partials, expected {grid}"
     total = partials.double().sum()
@@ -182,22 +172,20 @@ def row_stats_input(n_cols: int) -> torch.Tensor:
 
 
 def run_row_stats(n_cols: int, *, device: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """On the device (harness.on_device): (m, d) of ``row_stats_input(n_cols)``."""
+    """On the device (on_device): (m, d) of ``row_stats_input(n_cols)``."""
     m, d = torch.empty(4, device=device), torch.empty(4, device=device)
-    launch_on_device("softmax_row_stats", (4,), (32,), [row_stats_input(n_cols), m, d, 4, n_cols], device=device)
+    launch_on_device(softmax_row_stats.kernel, (4,), (32,), [row_stats_input(n_cols), m, d, 4, n_cols], device=device)
     return m, d
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("softmax_row_stats")
-@pytest.mark.points(3)
-@pytest.mark.hint("A lane that saw only -inf, or no column at all, holds (-inf, 0): what does your merge do with it?")
+@grade(softmax_row_stats, "correctness", points=3,
+       hint="A lane that saw only -inf, or no column at all, holds (-inf, 0): what does your merge do with it?")
 def test_row_stats_on_gpu():
     """On a GPU: (m, d) of rows of 1, 5, 33, 1000 columns, large logits and -inf entries, vs fp64."""
     _require_gpu_kernels("warp_merge_md", "softmax_row_stats")
     for n_cols in (1, 5, 33, 1000):
         x = row_stats_input(n_cols)
-        m, d = harness.on_device(run_row_stats, n_cols, device="cuda")
+        m, d = on_device(run_row_stats, n_cols, device="cuda")
         want_m = x.double().amax(dim=1)
         want_d = torch.exp(x.double() - want_m[:, None]).sum(dim=1)
         assert_close(m, want_m, dtype=torch.float32, what=f"softmax_row_stats m ({n_cols} columns)")
@@ -205,33 +193,25 @@ def test_row_stats_on_gpu():
 
 
 def time_block_sum(n: int, *, device: str) -> dict:
-    """On the device (harness.on_device): one checked launch's partials, then the timing against torch.sum."""
-    from grader.kernels import perf
-
-    compiled = cuda.load_cu(UNIT, "cuda_reduce").compile(arch=cuda.device_arch())
+    """On the device (on_device): one checked launch's partials, then the timing against torch.sum."""
+    compiled = cuda.load_cu(UNIT, block_sum_shfl.module).compile(arch=cuda.device_arch())
     x = torch.from_numpy(values(n, seed=25)).to(device)
     grid = 4 * torch.cuda.get_device_properties(0).multi_processor_count
     partials = torch.empty(grid, device=device)
-    launch = lambda: cuda.launch(compiled, "block_sum_shfl", (grid,), (512,), [x, partials, n])
+    launch = lambda: cuda.launch(compiled, block_sum_shfl.kernel, (grid,), (512,), [x, partials, n])
     launch()
     checked = partials.clone()
     return {"partials": checked, "perf": perf.compare({"learner": launch, "torch.sum": lambda: torch.sum(x)}).as_dict()}
 
 
-@pytest.mark.gpu_perf
-@pytest.mark.exercise("block_sum_shfl")
-@pytest.mark.points(2)
-@pytest.mark.hint("Memory-bound: enough blocks to fill every SM, each thread reading many elements.")
+@grade(block_sum_shfl, "gpu_perf", points=2,
+       hint="Memory-bound: enough blocks to fill every SM, each thread reading many elements.")
 def test_block_sum_shfl_speed(award):
     """2²⁵ floats (the lecture's size) against torch.sum: full marks at 0.7× its speed."""
-    from grader.kernels import perf
-
     _require_gpu_kernels("warp_sum", "block_sum_shfl")
     n = 1 << 25
-    r = harness.on_device(time_block_sum, n, device="cuda")
+    r = on_device(time_block_sum, n, device="cuda")
     x = torch.from_numpy(values(n, seed=25)).double()
     exact = float(x.sum())
     assert abs(float(r["partials"].double().sum()) - exact) <= 1e-4 * float(x.abs().sum()), "wrong sum"
-    result = perf.PerfResult(**r["perf"])
-    speedup = result.speedup("learner", over="torch.sum")
-    award(perf.score_fraction(speedup, full_at=0.7), speedup_vs_torch=speedup, **result.as_dict())
+    award_speedup(award, r["perf"], over="torch.sum", full_at=0.7, label="speedup_vs_torch")

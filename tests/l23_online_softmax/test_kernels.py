@@ -7,12 +7,19 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.grading import harness
-from grader.grading.harness import learner
-from grader.kernels import perf
-from grader.kernels.traffic import count_traffic
-from grader.kit.compare import assert_close, describe
-from grader.kit.strategies import LogitCase, logit_cases, logits
+from grader.kit import (
+    LogitCase,
+    assert_close,
+    award_speedup,
+    count_traffic,
+    describe,
+    grade,
+    learner,
+    logit_cases,
+    logits,
+    on_device,
+    perf,
+)
 
 UNIT = "l23_online_softmax"
 softmax_fused = learner(UNIT, "softmax", "softmax_fused", kernel=True)
@@ -38,10 +45,8 @@ def check_softmax(fn, x: torch.Tensor, **kwargs) -> torch.Tensor:
 # ---- softmax_fused: correctness ------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("softmax_fused")
-@pytest.mark.points(4)
-@pytest.mark.hint("Which value should a masked-off lane hold so it never wins the max and adds 0 to the sum?")
+@grade(softmax_fused, "correctness", points=4,
+       hint="Which value should a masked-off lane hold so it never wins the max and adds 0 to the sum?")
 @KERNEL_EXAMPLES
 @given(case=logit_cases())
 @example(case=LogitCase(1, 1, "float32", "normal", 0))
@@ -51,10 +56,7 @@ def test_fused_matches_softmax(case):
     check_softmax(softmax_fused, case.tensor())
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("softmax_fused")
-@pytest.mark.points(2)
-@pytest.mark.hint("e^x overflows past x ≈ 88.7 in fp32: what do you subtract first?")
+@grade(softmax_fused, "correctness", points=2, hint="e^x overflows past x ≈ 88.7 in fp32: what do you subtract first?")
 def test_fused_hostile_rows():
     """[1000, 1001, 1002] (the lecture's overflow demo), ±1e4 rows, all-negative rows, -inf entries, ties."""
     check_softmax(softmax_fused, torch.tensor([[1000.0, 1001.0, 1002.0]]))
@@ -62,10 +64,7 @@ def test_fused_hostile_rows():
         check_softmax(softmax_fused, case.tensor())
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("softmax_fused")
-@pytest.mark.points(1)
-@pytest.mark.hint("Does your kernel use the row stride, or assume rows are packed?")
+@grade(softmax_fused, "correctness", points=1, hint="Does your kernel use the row stride, or assume rows are packed?")
 def test_fused_wide_and_strided_rows():
     """The widest row of the contract (16384 columns), and a non-contiguous view of a larger tensor."""
     check_softmax(softmax_fused, logits(2, 16384, torch.float16, "normal", 3))
@@ -93,10 +92,7 @@ def assert_traffic(fn, x: torch.Tensor, *, reads: int, **kwargs) -> None:
     )
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("softmax_fused")
-@pytest.mark.points(3)
-@pytest.mark.hint("Once a row is in registers, why load it again?")
+@grade(softmax_fused, "efficiency", points=3, hint="Once a row is in registers, why load it again?")
 @pytest.mark.parametrize("shape, dtype", [((8, 1000), torch.float32), ((3, 4097), torch.float16)])
 def test_fused_reads_once_writes_once(shape, dtype):
     """Counted traffic matches the "fused" ledger: read x once, write y once, one launch."""
@@ -106,10 +102,8 @@ def test_fused_reads_once_writes_once(shape, dtype):
 # ---- softmax_online: correctness -----------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("softmax_online")
-@pytest.mark.points(4)
-@pytest.mark.hint("When a later tile raises the max, what must happen to the d you accumulated?")
+@grade(softmax_online, "correctness", points=4,
+       hint="When a later tile raises the max, what must happen to the d you accumulated?")
 @KERNEL_EXAMPLES
 @given(case=logit_cases(max_rows=3, max_cols=600), block_n=st.sampled_from([16, 32, 64, 128]))
 @example(case=LogitCase(1, 1, "float32", "normal", 0), block_n=16)
@@ -119,10 +113,7 @@ def test_online_matches_softmax(case, block_n):
     check_softmax(softmax_online, case.tensor(), block_n=block_n)
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("softmax_online")
-@pytest.mark.points(2)
-@pytest.mark.hint("What does a tile that holds only -inf do to your running state?")
+@grade(softmax_online, "correctness", points=2, hint="What does a tile that holds only -inf do to your running state?")
 def test_online_max_rises_across_tiles():
     """Rows whose max keeps rising tile after tile, and rows whose first tiles are all -inf."""
     rising = torch.arange(300, dtype=torch.float32).reshape(1, 300) * 0.5
@@ -137,10 +128,8 @@ def test_online_max_rises_across_tiles():
 # ---- softmax_online: efficiency ------------------------------------------------------------------
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("softmax_online")
-@pytest.mark.points(3)
-@pytest.mark.hint("The max and the denominator can come from the same pass: the online recurrence.")
+@grade(softmax_online, "efficiency", points=3,
+       hint="The max and the denominator can come from the same pass: the online recurrence.")
 @pytest.mark.parametrize("shape, dtype, block_n", [((4, 1000), torch.float32, 64), ((2, 515), torch.bfloat16, 32)])
 def test_online_two_reads_one_write(shape, dtype, block_n):
     """Counted traffic within the "online" ledger: at most two reads of x, one write of y, one launch."""
@@ -154,7 +143,7 @@ BAND = slice(0, 256)  # rows of the timed input and output sent back and checked
 
 
 def time_softmax(fn, kwargs: dict, rows: int, cols: int, *, device: str) -> dict:
-    """On the device, where the learner's code runs (harness.on_device): one checked call, then the timing."""
+    """On the device, where the learner's code runs (on_device): one checked call, then the timing."""
     g = torch.Generator(device=device).manual_seed(23)
     x = torch.randn(rows, cols, device=device, dtype=torch.float16, generator=g)
     y, result = perf.time_learner(
@@ -165,28 +154,20 @@ def time_softmax(fn, kwargs: dict, rows: int, cols: int, *, device: str) -> dict
 
 def _speed_test(award, fn, *, full_at: float, **kwargs) -> None:
     rows, cols = perf.size(8192, 16), perf.size(4096, 2048)
-    r = harness.on_device(time_softmax, fn, kwargs, rows, cols, device=perf.device())
+    r = on_device(time_softmax, fn, kwargs, rows, cols, device=perf.device())
     what = f"{fn.name} on the GPU ({rows}×{cols}, rows 0-255)"
     assert_close(r["y"], reference(r["x"]), dtype=torch.float16, what=what)
-    result = perf.PerfResult(**r["perf"])
-    speedup = result.speedup("learner", over="torch.softmax")
-    award(perf.score_fraction(speedup, full_at=full_at), speedup_vs_torch=speedup, **perf.speedups_vs_ref(result),
-          **result.as_dict())
+    award_speedup(award, r["perf"], over="torch.softmax", full_at=full_at, label="speedup_vs_torch")
 
 
-@pytest.mark.gpu_perf
-@pytest.mark.exercise("softmax_fused")
-@pytest.mark.points(3)
-@pytest.mark.hint("A fused softmax is memory-bound: aim for torch.softmax's bandwidth.")
+@grade(softmax_fused, "gpu_perf", points=3, hint="A fused softmax is memory-bound: aim for torch.softmax's bandwidth.")
 def test_fused_speed(award):
     """8192×4096 fp16: full marks at 0.9× torch.softmax's speed, partial below."""
     _speed_test(award, softmax_fused, full_at=0.9)
 
 
-@pytest.mark.gpu_perf
-@pytest.mark.exercise("softmax_online")
-@pytest.mark.points(2)
-@pytest.mark.hint("Two reads and one write: 2/3 of a fused kernel's speed is the ceiling.")
+@grade(softmax_online, "gpu_perf", points=2,
+       hint="Two reads and one write: 2/3 of a fused kernel's speed is the ceiling.")
 def test_online_speed(award):
     """8192×4096 fp16, block_n=1024: full marks at 0.6× torch.softmax's speed."""
     _speed_test(award, softmax_online, full_at=0.6, block_n=1024)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.grading.harness import learner
+from grader.kit import assert_exact, assert_number, assert_rejects, grade, learner
 
 UNIT = "l23_online_softmax"
 online_softmax_state = learner(UNIT, "softmax", "online_softmax_state")
@@ -32,18 +32,14 @@ def assert_state(got: object, want: tuple[float, float], what: str) -> None:
     assert isinstance(got, tuple) and len(got) == 2, f"{what}: expected a tuple (m, d), got {got!r}"
     m, d = got
     assert m == want[0], f"{what}: running max m = {m!r}, expected {want[0]!r}"
-    assert math.isclose(d, want[1], rel_tol=1e-9, abs_tol=1e-300), (
-        f"{what}: denominator d = {d!r}, expected {want[1]!r} (Σ e^(x - m))"
-    )
+    assert_number(d, want[1], f"{what}: denominator d = Σ e^(x - m)", rel=1e-9)
 
 
 # ---- online_softmax_state ---------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("online_softmax_state")
-@pytest.mark.points(2)
-@pytest.mark.hint("When a new maximum arrives, what happens to the terms already in d?")
+@grade(online_softmax_state, "correctness", points=2,
+       hint="When a new maximum arrives, what happens to the terms already in d?")
 def test_state_worked_example():
     """The lecture's trace: [2, 4, 1] → (2, 1) → (4, e⁻² + 1) → (4, 1.185122)."""
     for prefix, want in [([2.0], (2.0, 1.0)), ([2.0, 4.0], (4.0, math.exp(-2) + 1)),
@@ -51,10 +47,8 @@ def test_state_worked_example():
         assert_state(online_softmax_state(iter(prefix)), want, f"online_softmax_state({prefix})")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("online_softmax_state")
-@pytest.mark.points(3)
-@pytest.mark.hint("The test feeds a one-shot iterator: does your code read xs more than once?")
+@grade(online_softmax_state, "correctness", points=3,
+       hint="The test feeds a one-shot iterator: does your code read xs more than once?")
 @given(xs=streams)
 @example(xs=[1e4, -1e4, 1e4])
 @example(xs=[NEG_INF, 3.0, NEG_INF])
@@ -63,10 +57,8 @@ def test_state_matches_two_pass(xs):
     assert_state(online_softmax_state(iter(xs)), two_pass_state(xs), f"online_softmax_state({xs})")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("online_softmax_state")
-@pytest.mark.points(1)
-@pytest.mark.hint("What state leaves any other state unchanged when merged with it?")
+@grade(online_softmax_state, "correctness", points=1,
+       hint="What state leaves any other state unchanged when merged with it?")
 def test_state_empty_stream_is_identity():
     """Nothing seen yet: (-inf, 0.0), the identity of the merge."""
     got = online_softmax_state(iter([]))
@@ -76,10 +68,8 @@ def test_state_empty_stream_is_identity():
 # ---- merge_online_states ----------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("merge_online_states")
-@pytest.mark.points(3)
-@pytest.mark.hint("Both denominators were computed against their own max: rescale them to the common one.")
+@grade(merge_online_states, "correctness", points=3,
+       hint="Both denominators were computed against their own max: rescale them to the common one.")
 @given(xs=streams, cut=st.integers(0, 40))
 def test_merge_equals_state_of_concatenation(xs, cut):
     """state(A) ⊕ state(B) = state(A + B) for every split of a stream."""
@@ -88,10 +78,7 @@ def test_merge_equals_state_of_concatenation(xs, cut):
     assert_state(got, two_pass_state(xs), f"merge(state({a}), state({b}))")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("merge_online_states")
-@pytest.mark.points(2)
-@pytest.mark.hint("What is e^(m_a - m) when both m_a and m are -inf?")
+@grade(merge_online_states, "correctness", points=2, hint="What is e^(m_a - m) when both m_a and m are -inf?")
 @given(xs=streams, ys=streams, zs=streams)
 def test_merge_identity_commutative_associative(xs, ys, zs):
     """(-inf, 0) is the identity; a ⊕ b = b ⊕ a; (a ⊕ b) ⊕ c = a ⊕ (b ⊕ c)."""
@@ -105,10 +92,7 @@ def test_merge_identity_commutative_associative(xs, ys, zs):
     assert_state(merge_online_states(a, merge_online_states(b, c)), left, f"associativity on {a}, {b}, {c}")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("merge_online_states")
-@pytest.mark.points(1)
-@pytest.mark.hint("e^1000 overflows a double: never exponentiate a max itself.")
+@grade(merge_online_states, "correctness", points=1, hint="e^1000 overflows a double: never exponentiate a max itself.")
 def test_merge_large_values_do_not_overflow():
     """(1000, 1) ⊕ (1001, 1) = (1001, 1 + e⁻¹); the course's overflow demo in state form."""
     assert_state(merge_online_states((1000.0, 1.0), (1001.0, 1.0)), (1001.0, 1 + math.exp(-1)),
@@ -121,38 +105,30 @@ def test_merge_large_values_do_not_overflow():
 READS = {"three_pass": 3, "online": 2, "fused": 1}
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("softmax_hbm_bytes")
-@pytest.mark.points(2)
-@pytest.mark.hint("Count reads of x and writes of y, each n_rows·n_cols elements of elem_bytes bytes.")
+@grade(softmax_hbm_bytes, "correctness", points=2,
+       hint="Count reads of x and writes of y, each n_rows·n_cols elements of elem_bytes bytes.")
 def test_ledger_worked_numbers():
     """fp32, one row of N = 4096: 16N, 12N, 8N bytes; 8×1000 fp32 three-pass: 96 kB read + 32 kB written."""
     n = 4096
     for algorithm, per_elem in [("three_pass", 16), ("online", 12), ("fused", 8)]:
-        got = softmax_hbm_bytes(1, n, 4, algorithm)
-        assert got == per_elem * n, f"softmax_hbm_bytes(1, {n}, 4, {algorithm!r}) = {got!r}, expected {per_elem}N"
-    got = softmax_hbm_bytes(8, 1000, 4, "three_pass")
-    assert got == 128_000, f"softmax_hbm_bytes(8, 1000, 4, 'three_pass') = {got!r}, expected 128000"
+        assert_exact(softmax_hbm_bytes(1, n, 4, algorithm), per_elem * n,
+                     f"softmax_hbm_bytes(1, {n}, 4, {algorithm!r})",
+                     why=f"{per_elem}N: {READS[algorithm]} reads of x and one write of y, 4 B each", unit="B")
+    assert_exact(softmax_hbm_bytes(8, 1000, 4, "three_pass"), 128_000, "softmax_hbm_bytes(8, 1000, 4, 'three_pass')",
+                 why="96,000 B read, 32,000 B written", unit="B")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("softmax_hbm_bytes")
-@pytest.mark.points(2)
-@pytest.mark.hint("Is your answer an exact int in bytes, for every dtype size?")
+@grade(softmax_hbm_bytes, "correctness", points=2, hint="Is your answer an exact int in bytes, for every dtype size?")
 @given(rows=st.integers(0, 10**6), cols=st.integers(0, 10**5), elem=st.sampled_from([1, 2, 4, 8]),
        algorithm=st.sampled_from(sorted(READS)))
 def test_ledger_closed_form(rows, cols, elem, algorithm):
     """(reads + 1) · rows · cols · elem_bytes, an exact int, for any size."""
-    got = softmax_hbm_bytes(rows, cols, elem, algorithm)
-    want = (READS[algorithm] + 1) * rows * cols * elem
-    assert type(got) is int, f"softmax_hbm_bytes must return an int of bytes, got {type(got).__name__}"
-    assert got == want, f"softmax_hbm_bytes({rows}, {cols}, {elem}, {algorithm!r}) = {got}, expected {want}"
+    assert_exact(softmax_hbm_bytes(rows, cols, elem, algorithm), (READS[algorithm] + 1) * rows * cols * elem,
+                 f"softmax_hbm_bytes({rows}, {cols}, {elem}, {algorithm!r})",
+                 why=f"{READS[algorithm]} reads of x and one write of y", unit="B")
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("softmax_hbm_bytes")
-@pytest.mark.points(1)
-@pytest.mark.hint("Raise ValueError with the argument's name in the message.")
+@grade(softmax_hbm_bytes, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.")
 @pytest.mark.parametrize(
     "args, name",
     [((-1, 10, 4, "fused"), "n_rows"), ((1, -5, 4, "fused"), "n_cols"), ((1, 10, 0, "fused"), "elem_bytes"),
@@ -161,6 +137,4 @@ def test_ledger_closed_form(rows, cols, elem, algorithm):
 )
 def test_ledger_rejects_bad_arguments(args, name):
     """Negative sizes, zero or float element sizes and unknown algorithms raise ValueError naming the argument."""
-    with pytest.raises(ValueError) as err:
-        softmax_hbm_bytes(*args)
-    assert name in str(err.value), f"softmax_hbm_bytes{args}: the ValueError should name `{name}`: {err.value}"
+    assert_rejects(softmax_hbm_bytes, args, name)
