@@ -10,11 +10,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.authoring import stubs
-from grader.grading import command
+from grader.grading import command, failures
 from grader.grading import timeout as call_limit
 from grader.grading.results import GradeReport, TestResult, Tier, read_results
 from grader.grading.target import REPO_ROOT, TARGET_ENV, display_path, is_unit
@@ -59,6 +61,8 @@ def grade(
     log: Path | None = None,
     timeout: float | None = None,
     call_timeout: float = 0.0,
+    progress: Callable[[Progress], None] | None = None,
+    case: int = 0,
 ) -> GradeReport:
     """Grade ``target`` (a folder laid out like exercises/) on the given units; all by default.
 
@@ -66,7 +70,9 @@ def grade(
     outlive or disturb the caller, and reads back the results the plugin recorded. ``timeout``:
     seconds before the child is stopped (GraderError); none by default. ``call_timeout``: seconds one
     learner call may run before its test fails (grading/timeout.py; 0: no limit). Ctrl-C raises
-    :class:`GradingInterrupted` holding what was graded.
+    :class:`GradingInterrupted` holding what was graded. ``progress`` is called as each test ends (and
+    with its total once collection is done), from a thread of this process. ``case``: with one exercise, only
+    its N-th graded test (``python -m grader run``).
     """
     target = Path(target).resolve()
     if not target.is_dir():
@@ -76,23 +82,74 @@ def grade(
         report_path = Path(tmp) / "results.jsonl"
         cmd = command.pytest_command(sys.executable, REPO_ROOT, command.unit_paths(REPO_ROOT, chosen), target=target,
                                      report=report_path, exercises=exercises, junit=junit)
-        cmd += [call_limit.OPTION, f"{call_timeout:g}"]
+        cmd += [call_limit.OPTION, f"{call_timeout:g}"] + (["--dripstone-case", str(case)] if case else [])
         # Hypothesis keeps a cache of constants beside its database: keep both out of the repo and target.
         env = {**os.environ, TARGET_ENV: str(target), "PYTHONDONTWRITEBYTECODE": "1",
                "HYPOTHESIS_STORAGE_DIRECTORY": str(Path(tmp) / "hypothesis")}
         try:
-            proc, results = _run_grading(cmd, env, report_path, timeout, display_path(target))
+            with _streaming(report_path, progress):
+                proc, results = _run_grading(cmd, env, report_path, timeout, display_path(target))
         except subprocess.TimeoutExpired:
             raise GraderError(f"grading {display_path(target)} ran past {timeout:g} s and was stopped: "
                               "look for an endless loop or a hang in it") from None
         if log:
             log.write_text(proc.stdout + proc.stderr)
+    if proc.returncode == 4 and "ERROR: " in proc.stdout + proc.stderr:  # the plugin's UsageError: a bad argument
+        lines = (proc.stdout + proc.stderr).splitlines()
+        raise GraderError("\n".join(x.removeprefix("ERROR: ") for x in lines if x.startswith("ERROR: ")))
     if proc.returncode not in (0, 1) or (not results and proc.returncode != 5):
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise GraderError(f"pytest exited with {proc.returncode} while grading {display_path(target)}:\n{tail}")
     if not results:
         raise GraderError(f"no grading tests matched (units {chosen}, exercises {list(exercises) or 'all'})")
-    return GradeReport(target=display_path(target), results=tuple(results))
+    return GradeReport(target=display_path(target), results=tuple(failures.gate_all(results)))
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a grading run is: ``done`` of ``total`` tests (0 until collected), the last one ended."""
+
+    done: int
+    total: int
+    last: TestResult | None = None
+
+
+@contextlib.contextmanager
+def _streaming(report: Path, progress: Callable[[Progress], None] | None, every_s: float = 0.2) -> Iterator[None]:
+    """Within the block, call ``progress`` whenever the plugin's results file (``report``) grows: it holds one
+    line per ended test, ``<report>.total`` the number collected. A child run again after a stuck call starts
+    both afresh: the tests of earlier children are carried over."""
+    if progress is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        carried, seen, shown = 0, 0, (-1, -1)
+        while True:
+            ended = stop.wait(every_s)
+            try:
+                results = read_results(report)
+            except (ValueError, KeyError, TypeError):  # a line being written: read it next time
+                continue
+            if len(results) < seen:  # a new child: the file started afresh
+                carried += seen
+            seen = len(results)
+            total_file = Path(f"{report}.total")
+            total = carried + int(total_file.read_text() or 0) if total_file.exists() else 0
+            if (carried + seen, total) != shown:
+                shown = (carried + seen, total)
+                progress(Progress(carried + seen, max(total, carried + seen), results[-1] if results else None))
+            if ended:
+                return
+
+    thread = threading.Thread(target=watch, name="dripstone-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
 
 
 class GradingInterrupted(KeyboardInterrupt):

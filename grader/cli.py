@@ -13,24 +13,31 @@ from grader.authoring import stubs
 from grader.grading import results, scoreboard
 from grader.grading import timeout as call_limit
 from grader.grading.target import REPO_ROOT, display_path
+from grader.learner import history, learner_commands
+from grader.learner.live import ProgressLine
 from grader.tools import doctor
 
 
 def _grade(args: argparse.Namespace) -> int:
     console = Console(width=None if sys.stdout.isatty() else 120)
+    line = ProgressLine()
     try:
         report = api.grade(Path(args.target), units=args.unit, exercises=args.exercise,
                            junit=args.junit and Path(args.junit), log=args.log and Path(args.log),
-                           call_timeout=args.timeout)
+                           call_timeout=args.timeout, progress=line)
     except api.GraderError as exc:
+        line.clear()
         console.print(f"[red]grader error:[/red] {exc}")
         return 2
     except api.GradingInterrupted as stop:
+        line.clear()
         if stop.report.results:
             scoreboard.render(stop.report, console, verbose=args.verbose)
         console.print(f"[yellow]grading was interrupted (Ctrl-C) after {len(stop.report.results)} test(s):[/yellow] "
                       "the scoreboard shows only what was graded before it")
         return 130
+    line.clear()
+    history.save_quietly(report)
     scoreboard.render(report, console, verbose=args.verbose)
     if args.json:
         results.write_gradescope(report, Path(args.json))
@@ -220,6 +227,8 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("release", help="write the learner-facing tree (no solutions, references or corpora)")
     r.add_argument("out", help="a new or empty folder")
     r.set_defaults(func=_release)
+    for register in learner_commands():
+        register(sub)
     return p
 
 

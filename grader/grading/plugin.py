@@ -7,6 +7,8 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before any @triton.jit runs: it reads this when it decorates
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # numba.cuda exercises run simulated (grader/kernels/cuda.py)
 
+import dataclasses
+import difflib
 import json
 import re
 import traceback
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from grader.grading import boundary, harness, target, timeout
+from grader.grading import boundary, failures, harness, target, timeout
 from grader.grading.command import EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION
 from grader.grading.results import Status, TestResult, Tier
 from grader.kernels import perf
@@ -29,16 +31,20 @@ MANIFEST_HELP = "write the graded tests (nodeid, unit, exercise, tier, points, h
 
 TIERS = tuple(t.value for t in Tier)
 _RESULTS = pytest.StashKey[TestResult]()
+_CASE = pytest.StashKey[int]()  # the test's number among its exercise's tests (`python -m grader run EX --case N`)
+CASE_OPTION = "--dripstone-case"
+CASE_HELP = "with one --exercise: run only its N-th graded test (1-based, in grading order)"
 HYPOTHESIS_FAILURE = re.compile(r"(Falsifying|Failing)( explicit)? (example|test case)")
 
 # Grading is deterministic: same examples every run, no deadline (the interpreter is slow and the
-# machine noisy), nothing written into the target, and the replay blob printed on failure.
+# machine noisy), nothing written into the target. No replay blob: the learner has no test function to
+# decorate with it; the grader prints its own replay command (python -m grader run).
 settings.register_profile(
     "grading",
     derandomize=True,
     deadline=None,
     database=None,
-    print_blob=True,
+    print_blob=False,
     max_examples=50,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     # Stop at the first bug and skip the "explain" phase: a stub fails on every input, and hunting
@@ -56,6 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(EXERCISE_OPTION, action="append", default=[], help=EXERCISE_HELP)
     group.addoption(REPORT_OPTION, default=None, help=REPORT_HELP)
     group.addoption(MANIFEST_OPTION, default=None, help=MANIFEST_HELP)
+    group.addoption(CASE_OPTION, type=int, default=0, help=CASE_HELP)
     group.addoption(timeout.OPTION, type=float, default=0.0, help=timeout.HELP)
 
 
@@ -142,20 +149,74 @@ def _legacy_markers(item: pytest.Item) -> tuple[str, str, float]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Check every grading test carries tier, exercise and points; apply --exercise."""
+    """Check every grading test carries tier, exercise and points; apply --exercise and --dripstone-case.
+
+    Within each unit, correctness tests run first: an exercise's efficiency and speed are scored only
+    once its values are known to be right (:func:`_gate`)."""
     wanted = set(config.getoption(EXERCISE_OPTION))
+    _check_exercises_exist(wanted, items)
+    _tiers_in_order(items)
+    cases = _number_cases(items)
     keep, drop = [], []
     for item in items:
         if unit_of(item) is None:
             keep.append(item)
             continue
         _, exercise, _ = _grading_markers(item)
-        (keep if not wanted or exercise in wanted else drop).append(item)
+        chosen = not wanted or exercise in wanted
+        if config.getoption(CASE_OPTION):
+            chosen = chosen and item.stash[_CASE] == config.getoption(CASE_OPTION)
+        (keep if chosen else drop).append(item)
+    if config.getoption(CASE_OPTION) and not any(unit_of(i) for i in keep):
+        raise pytest.UsageError(f"no case {config.getoption(CASE_OPTION)} of {', '.join(sorted(wanted))}: "
+                                f"its cases are 1 to {max(cases.values(), default=0)}")
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
     if config.getoption(MANIFEST_OPTION):
         _write_manifest(Path(config.getoption(MANIFEST_OPTION)), items)
+
+
+def _check_exercises_exist(wanted: set[str], items: list[pytest.Item]) -> None:
+    """UsageError naming the exercises of the collected units (and the closest name) for an --exercise that
+    grades nothing: a typo must not read as "0 tests ran"."""
+    known: dict[str, list[str]] = {}
+    for item in items:
+        if unit_of(item) is not None:
+            exercise = _grading_markers(item)[1]
+            if exercise not in known.setdefault(unit_of(item), []):
+                known[unit_of(item)].append(exercise)
+    every = [e for exs in known.values() for e in exs]
+    for name in sorted(wanted - set(every)):
+        close = difflib.get_close_matches(name, every, n=1, cutoff=0.5)
+        listing = "; ".join(f"{u}: {', '.join(exs)}" for u, exs in known.items())
+        raise pytest.UsageError(f"no exercise {name!r} in the units graded" + (f": did you mean {close[0]!r}?" if close
+                                else "") + f" Their exercises: {listing or 'none'}")
+
+
+def _tiers_in_order(items: list[pytest.Item]) -> None:
+    """Reorder in place, stably: within each unit, correctness, then efficiency, then gpu_perf."""
+    order = {t.value: i for i, t in enumerate(Tier)}
+    units = {u: i for i, u in enumerate(dict.fromkeys(unit_of(it) for it in items))}
+    items.sort(key=lambda it: (units[unit_of(it)], order[_grading_markers(it)[0]] if unit_of(it) else 0))
+
+
+def _number_cases(items: list[pytest.Item]) -> dict[tuple[str, str], int]:
+    """Number each grading test among its exercise's tests (1, 2, ...) in grading order; the count of each."""
+    count: dict[tuple[str, str], int] = {}
+    for item in items:
+        if unit_of(item) is not None:
+            key = (unit_of(item), _grading_markers(item)[1])
+            count[key] = count.get(key, 0) + 1
+            item.stash[_CASE] = count[key]
+    return count
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Tell ``grader.api.grade`` how many graded tests will run (``<report>.total``): its progress line."""
+    report = session.config.getoption(REPORT_OPTION)
+    if report and not report.startswith("fd:") and not session.config.getoption("collectonly"):
+        Path(report + ".total").write_text(str(sum(1 for i in session.items if unit_of(i) is not None)))
 
 
 def _write_manifest(path: Path, items: list[pytest.Item]) -> None:
@@ -164,7 +225,7 @@ def _write_manifest(path: Path, items: list[pytest.Item]) -> None:
         if unit_of(item) is not None:
             tier, exercise, points = _grading_markers(item)
             graded.append({"nodeid": item.nodeid, "unit": unit_of(item), "exercise": exercise,
-                           "tier": tier, "points": points, "hint": _hint(item)})
+                           "tier": tier, "points": points, "hint": _hint(item), "case": item.stash.get(_CASE, 0)})
     path.write_text(json.dumps(graded, indent=1))
 
 
@@ -195,7 +256,13 @@ def _is_gpu_perf(item: pytest.Item) -> bool:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """gpu_perf without a GPU is pending, not failed."""
+    """gpu_perf without a GPU is pending, not failed. Traffic counted, and calls made, before this test are not
+    its own."""
+    harness.LAST_CALL.clear()
+    if unit_of(item) is not None:
+        from grader.kernels import traffic
+
+        traffic.finished_counts()
     if _is_gpu_perf(item):
         perf.require_gpu()
 
@@ -230,8 +297,30 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if unit_of(item) is None:
         return report
     if call.when == "call" or (call.when == "setup" and not report.passed):
-        item.stash[_RESULTS] = _classify(item, report, call)
+        result = _gate(item.session, _with_traffic(_classify(item, report, call)))
+        item.stash[_RESULTS] = result
+        item.session.stash.setdefault(_SEEN, []).append(result)
     return report
+
+
+def _with_traffic(result: TestResult) -> TestResult:
+    """An efficiency test's result with what its count_traffic blocks counted (the last few; ``grader report``)."""
+    from grader.kernels import traffic
+
+    counted = traffic.finished_counts()
+    if not counted or result.tier is not Tier.EFFICIENCY:
+        return result
+    return dataclasses.replace(result, record={**result.record, "traffic": counted[-4:]})
+
+
+_SEEN = pytest.StashKey[list[TestResult]]()  # per session: the results so far, for _gate
+
+
+def _gate(session: pytest.Session, result: TestResult) -> TestResult:
+    """No efficiency or gpu_perf points while the exercise's correctness tests fail: counted bytes or a speed
+    of wrong values are worth nothing (a NaN softmax reads x once too). The test's own verdict is kept when
+    it failed anyway."""
+    return failures.gate(session.stash.get(_SEEN, []), result)
 
 
 def _root_exception(exc: BaseException) -> BaseException:
@@ -270,28 +359,62 @@ def _classify(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInf
         text = str(report.longrepr).strip().splitlines()
         return TestResult(**base, status=Status.ERROR, score=0.0,
                           message=f"grader error in {call.when}: {text[-1] if text else '?'}")
-    return _classify_failure(base, call.excinfo.value, hint)
+    failed = _classify_failure(base, call.excinfo.value, hint, case=item.stash.get(_CASE, 0),
+                               inputs=_inputs(item), call=_last_call())
+    if failed.status is Status.FAILED:
+        printed = failures.trim_output("\n".join(x for x in (report.capstdout, report.capstderr) if x))
+        failed = dataclasses.replace(failed, output=printed)
+    return failed
 
 
-def _classify_failure(base: dict, exc: BaseException, hint: str) -> TestResult:
+def _inputs(item: pytest.Item) -> str:
+    """``shape=(8, 1000), dtype=torch.float32`` for a parametrized test: its inputs as the learner can read them."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+
+
+def _last_call(limit: int = 400) -> str:
+    """``to_bytes(4.1, 'MB')``: the test's latest call of the learner's code, each argument's repr trimmed."""
+    if not harness.LAST_CALL:
+        return ""
+    name, args, kwargs = harness.LAST_CALL[0]
+    shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    shown = [a if len(a) <= limit else a[:limit] + " ...]" for a in shown]
+    return f"{name}({', '.join(shown)})"
+
+
+def replay_command(unit: str, exercise: str, case: int) -> str:
+    """The command that runs one graded test again and shows its inputs, values and prints."""
+    return f"python -m grader run {unit.split('_')[0]}:{exercise}" + (f" --case {case}" if case else "")
+
+
+def _classify_failure(base: dict, exc: BaseException, hint: str, *, case: int = 0, inputs: str = "",
+                      call: str = "") -> TestResult:
     notes = "\n".join(getattr(exc, "__notes__", []))
     root = _root_exception(exc)
     notes = notes or "\n".join(getattr(root, "__notes__", []))
+    notes = failures.drop_replay_advice(notes)
     text = str(root).strip() or type(root).__name__
     first = text.splitlines()[0]
     if isinstance(root, NotImplementedError):
         return TestResult(**base, status=Status.TODO, score=0.0, message=first + _learner_frame(root),
                           hint=f"implement `{base['exercise']}`: replace the TODO's `raise` with your code")
+    where = _learner_frame(root)
+    kind = failures.classify(root, str(base["tier"]), learner_raised=bool(where), timeout_type=timeout.CallTimeout,
+                             submission_type=target.SubmissionError)
     if isinstance(root, timeout.CallTimeout):  # where the learner's code was when it was stopped
-        first += _learner_frame(root)
+        first += where
     elif not isinstance(root, AssertionError | target.SubmissionError):
-        first = f"{type(root).__name__}: {first}{_learner_frame(root)}"
+        first = f"{type(root).__name__}: {first}{where}"
     rest = "\n".join(text.splitlines()[1:])
-    if HYPOTHESIS_FAILURE.search(notes):
-        notes += (f"\nreplay: make grade L={base['unit'].split('_')[0][1:]} E={base['exercise']} "
-                  "(derandomized: the same inputs every run)")
-    return TestResult(**base, status=Status.FAILED, score=0.0, message=first,
-                      detail="\n".join(x for x in (rest, notes) if x), hint=hint)
+    table = getattr(root, "table", "")
+    replay = f"replay: {replay_command(base['unit'], base['exercise'], case)} (the same inputs every run)"
+    detail = [x for x in (f"inputs: {inputs}" if inputs else "", f"last call of your code: {call}" if call else "",
+                          rest, table, notes) if x]
+    if kind is not failures.FailureKind.SUBMISSION:
+        detail.append(replay)
+    return TestResult(**base, status=Status.FAILED, score=0.0, message=first, detail="\n".join(detail),
+                      hint=failures.hint_for(kind, str(base["tier"]), hint), kind=kind.value)
 
 
 @pytest.hookimpl(trylast=True)

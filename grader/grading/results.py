@@ -46,6 +46,8 @@ class TestResult:
     hint: str = ""
     duration_s: float = 0.0
     record: dict[str, object] = field(default_factory=dict)
+    kind: str = ""  # how a failed test failed (plugin.FailureKind): nan, out_of_bounds, values, traffic, ...
+    output: str = ""  # what the learner's code printed during a failed test (trimmed)
 
     @property
     def max_score(self) -> float:

@@ -1,4 +1,5 @@
-"""The terminal scoreboard: one row per unit, exercise and tier, with the first failure and a hint."""
+"""The terminal scoreboard: one row per unit, exercise and tier, with the first failure and a hint; last, the
+one exercise to work on next."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.grading.results import GradeReport, Status, TestResult, Tier, totals
+
+PRINTS_SHOWN = 8  # lines of a failing test's prints under its row (all of them: python -m grader run)
 
 STYLE = {
     Status.PASSED: ("PASS", "green"),
@@ -60,6 +63,9 @@ def _unit_table(unit: str, results: list[TestResult], verbose: bool) -> Table:
             detail.append(problem.message)
             if problem.hint and problem.status is Status.FAILED:
                 detail.append(f"\n→ {problem.hint}", style="dim")
+            if problem.output:
+                detail.append("\nyour prints:\n" + "\n".join(problem.output.splitlines()[-PRINTS_SHOWN:]),
+                              style="dim italic")
         s, m = totals(rs)
         points = _points(s, m) if status is not Status.PENDING_GPU else f"–/{sum(r.points for r in rs):g}"
         table.add_row(exercise, str(tier), points, Text(label, style=style), detail)
@@ -79,6 +85,11 @@ def render(report: GradeReport, console: Console, *, verbose: bool = False) -> N
 
 
 def _footer(report: GradeReport, console: Console) -> None:
+    failed = [r for r in report.results if r.status is Status.FAILED and r.detail]
+    for r in failed[:3]:
+        console.print(f"\n[red]{r.unit} · {r.exercise} · {r.name}[/red]: {r.message}")
+        console.print(Text(r.detail.strip("\n")[:1500], style="dim"))
+    console.print()
     for unit, results in report.by_unit().items():
         score, max_score = totals(results)
         console.print(f"  {unit}: {_points(score, max_score)} points")
@@ -87,10 +98,27 @@ def _footer(report: GradeReport, console: Console) -> None:
         pts = sum(r.points for r in report.pending_gpu)
         console.print(f"  [cyan]{len(report.pending_gpu)} test(s), {pts:g} points, pending GPU:[/cyan] "
                       "not counted; they are graded on a machine with a CUDA GPU or in the docker image")
-    failed = [r for r in report.results if r.status is Status.FAILED and r.detail]
-    for r in failed[:3]:
-        console.print(f"\n[red]{r.unit} · {r.exercise} · {r.name}[/red]: {r.message}")
-        console.print(Text(r.detail.strip()[:1500], style="dim"))
-    todo = next((r for r in report.results if r.status is Status.TODO), None)
-    if todo is not None:
-        console.print(f"\n  next: [yellow]{todo.unit} · {todo.exercise}[/yellow]: {todo.message}")
+    nxt = next_exercise(report.results)
+    if nxt is not None:
+        label, style = STYLE[nxt.status]
+        console.print(f"\n  next: [{style}]{nxt.unit} · {nxt.exercise}[/{style}] ({label}): {nxt.message}")
+
+
+def next_exercise(results: list[TestResult] | tuple[TestResult, ...]) -> TestResult | None:
+    """The first problem of the first exercise, in course order, that is not at full marks: within a unit, an
+    exercise that fails (a wrong value, a module that does not import) before one still TODO. Pending-GPU
+    tests and the grader's own errors are not the learner's to fix."""
+    by_unit: dict[str, list[TestResult]] = {}
+    for r in results:
+        by_unit.setdefault(r.unit, []).append(r)
+    for rs in by_unit.values():
+        for wanted in (Status.FAILED, Status.TODO):
+            first = next((r for r in _by_exercise(rs) if r.status is wanted), None)
+            if first is not None:
+                return first
+    return None
+
+
+def _by_exercise(results: list[TestResult]) -> list[TestResult]:
+    """Results grouped by exercise (in the order tests first meet it), each exercise's tiers in grading order."""
+    return [r for rs in _rows(results).values() for r in rs]

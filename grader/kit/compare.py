@@ -12,6 +12,17 @@ from dataclasses import dataclass
 import torch
 
 
+class ValuesDiffer(AssertionError):
+    """``assert_close`` failed; ``failure_kind`` says how, for the plugin's hint: ``"nan"`` (NaN or inf where the
+    reference differs), ``"values"`` (finite values out of tolerance) or ``"type"`` (not a tensor, wrong shape or
+    dtype)."""
+
+    def __init__(self, message: str, kind: str, table: str = ""):
+        super().__init__(message)
+        self.failure_kind = kind
+        self.table = table  # the first mismatching elements, expected and actual side by side
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """|actual - expected| <= atol + rtol * |expected|, elementwise."""
@@ -59,29 +70,47 @@ def assert_close(
     """
     dtype = dtype or expected.dtype
     if not isinstance(actual, torch.Tensor):
-        raise AssertionError(f"{what}: expected a torch.Tensor, got {type(actual).__name__}")
+        raise ValuesDiffer(f"{what}: expected a torch.Tensor, got {type(actual).__name__}", "type")
     if actual.shape != expected.shape:
-        raise AssertionError(
-            f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
-        )
+        raise ValuesDiffer(f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}", "type")
     if actual.dtype != dtype:
-        raise AssertionError(f"{what}: dtype {actual.dtype}, expected {dtype} (return the input's dtype)")
+        raise ValuesDiffer(f"{what}: dtype {actual.dtype}, expected {dtype} (return the input's dtype)", "type")
     tol = tol or TOLERANCES[dtype]
     a = actual.detach().to("cpu", torch.float64)
     e = expected.detach().to("cpu", torch.float64)
     err = (a - e).abs()
     bad = ~(err <= tol.atol + tol.rtol * e.abs())  # NaN compares False, so NaN is bad
     bad &= ~(torch.isinf(e) & (a == e))
-    n_bad = int(bad.sum())
-    if n_bad == 0:
+    if not bad.any():
         return
-    first = int(bad.flatten().nonzero()[0])
-    at = _fmt_index(first, a.shape)
-    finite = err[~torch.isnan(err)]
-    max_err = float(finite.max()) if finite.numel() else float("nan")
-    raise AssertionError(
-        f"{what}: {n_bad} of {a.numel()} elements differ; first at {at}: got "
-        f"{a.flatten()[first].item():.6g}, expected {e.flatten()[first].item():.6g}; max abs error "
-        f"{max_err:.3g} vs tolerance atol={tol.atol:g} + rtol={tol.rtol:g}·|expected| "
-        f"({str(dtype).removeprefix('torch.')})"
-    )
+    nonfinite = bad & ~torch.isfinite(a)  # NaN or inf where the reference has something else
+    finite_bad = bad & ~nonfinite
+    parts = []
+    if nonfinite.any():
+        parts.append(_first(f"{int(nonfinite.sum())} of {a.numel()} elements are NaN or inf", nonfinite, a, e))
+    if finite_bad.any():
+        max_err = float(err[finite_bad].max())
+        parts.append(_first(f"{int(finite_bad.sum())} of {a.numel()} elements differ", finite_bad, a, e)
+                     + f"; max abs error {max_err:.3g} vs tolerance atol={tol.atol:g} + rtol={tol.rtol:g}·|expected| "
+                       f"({str(dtype).removeprefix('torch.')})")
+    raise ValuesDiffer(f"{what}: " + "; ".join(parts), "nan" if nonfinite.any() else "values", side_by_side(a, e, bad))
+
+
+def side_by_side(a: torch.Tensor, e: torch.Tensor, bad: torch.Tensor, rows: int = 8) -> str:
+    """The first ``rows`` mismatching elements: index, expected, actual, |difference|, one per line."""
+    flat = bad.flatten().nonzero().flatten()[:rows].tolist()
+    lines = [f"{'index':>16}  {'expected':>14}  {'actual':>14}  {'|difference|':>12}"]
+    for i in flat:
+        x, y = e.flatten()[i].item(), a.flatten()[i].item()
+        lines.append(f"{_fmt_index(i, a.shape):>16}  {x:>14.6g}  {y:>14.6g}  {abs(y - x):>12.3g}")
+    more = int(bad.sum()) - len(flat)
+    if more:
+        lines.append(f"{'':>16}  ... and {more:,} more")
+    return "\n".join(lines)
+
+
+def _first(head: str, mask: torch.Tensor, a: torch.Tensor, e: torch.Tensor) -> str:
+    """``head; first at [i, j]: got x, expected y`` for the first True element of ``mask``."""
+    first = int(mask.flatten().nonzero()[0])
+    return (f"{head}; first at {_fmt_index(first, a.shape)}: got {a.flatten()[first].item():.6g}, "
+            f"expected {e.flatten()[first].item():.6g}")

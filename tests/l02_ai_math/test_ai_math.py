@@ -187,11 +187,16 @@ def test_lora_rejects_bad_arguments(args, name):
 
 @grade(to_bytes, "correctness", points=3, hint="GB is 10⁹, GiB is 2³⁰, and a lower-case b is a bit.")
 def test_to_bytes_worked_examples():
-    """400 Gb → 50 GB (L09); 80 GiB vs 80 GB; 40 GiB of KV = 42 949 672 960 B = 42.95 GB (erratum #3); 1.5 GiB."""
+    """400 Gb → 50 GB (L09); 80 GiB vs 80 GB; 40 GiB of KV = 42 949 672 960 B = 42.95 GB (erratum #3); 1.5 GiB.
+
+    And amounts where float arithmetic is off by one byte: 4.1 MB is 4 100 000 B but ``int(4.1 * 10**6)`` is
+    4 099 999; past 2⁵³ B a float cannot hold every int, so ``round`` fails too."""
     for args, want in [((400, "Gb"), NIC_400G_BYTES_PER_S), ((80, "GiB"), 80 * GiB), ((80, "GB"), 80 * GB),
                        ((40, "GiB"), 42_949_672_960), ((42.94967296, "GB"), 42_949_672_960),
                        ((1.5, "GiB"), 1_610_612_736), ((0.1, "GB"), 100_000_000), ((512, "KiB"), 524_288),
-                       ((1, "Kb"), 125), ((2, "TiB"), 2 * 2**40), ((0, "MB"), 0)]:
+                       ((1, "Kb"), 125), ((2, "TiB"), 2 * 2**40), ((0, "MB"), 0),
+                       ((4.1, "MB"), 4_100_000), ((0.57, "MB"), 570_000), ((1.005, "KB"), 1005),
+                       ((2**53 + 1, "B"), 2**53 + 1), ((9007199.254740993, "GB"), 9_007_199_254_740_993)]:
         assert_exact(to_bytes(*args), int(want), f"to_bytes{args}", unit="B")
 
 
@@ -210,7 +215,9 @@ def test_to_bytes_exact(n, unit, tenths):
                      unit="B")
 
 
-@grade(to_bytes, "correctness", points=1, hint="Units are case-sensitive; a fraction of a byte is not a size.")
+@grade(to_bytes, "correctness", points=1,
+       hint="Refuse what the table does not hold, exactly as written ('gb' is not a unit: GB or Gb?), and amounts "
+            "that are not a whole number of bytes: raise ValueError naming the argument.")
 @pytest.mark.parametrize("args, name", [((1, "gb"), "unit"), ((1, "GIB"), "unit"), ((1, "gigabytes"), "unit"),
                                         ((-1, "GB"), "amount"), ((0.3, "B"), "amount"), ((math.inf, "GB"), "amount"),
                                         ((0.001, "Kb"), "amount")])
