@@ -15,12 +15,19 @@ L      ?=
 TARGET ?= exercises
 GRADE_ARGS := --target $(TARGET) $(if $(L),--unit $(L)) $(if $(E),--exercise $(E)) $(ARGS)
 
-.PHONY: env grade test stubs reset check-stubs lint bench clean-env help doctor hadolint
+.PHONY: env grade test stubs reset check-stubs lint bench clean-env help doctor hadolint watch hint run progress report
 
 help:
 	@echo "Learners:"
 	@echo "  make grade [L=23] [E=softmax_fused] [TARGET=dir]  grade your work (exercises/ by default)"
 	@echo "  make grade ARGS=\"--timeout 120\"                   allow one call of your code 120 s (default 30; 0: no limit)"
+	@echo "  make grade L=23 ARGS=-v                           one line per test, not only per exercise"
+	@echo "  make watch L=23 [E=softmax_fused]                 regrade on every save of exercises/<unit>/ (Ctrl-C stops)"
+	@echo "  make run E=softmax_fused [CASE=2]                 replay a case: its inputs, expected vs actual, your prints"
+	@echo "  make hint E=softmax_fused [LEVEL=2]               a hint: 1 a question, 2 the idea, 3 the key reasoning"
+	@echo "  make progress                                     units done, points, what to do next, the lectures"
+	@echo "  make report [GPU_NAME=A100-80G]                   an HTML page of the last grading run (rooflines, bytes)"
+	@echo "  (in exercises/<unit>/, plain \`make\` grades that unit; \`make watch E=...\` watches it)"
 	@echo "  make reset L=23 [E=softmax_fused]                 restore a stub (one exercise, or the unit); your version goes to .backup/"
 	@echo "  make doctor                                       what this machine can grade, and how to fix what it cannot"
 	@echo "  make env [GPU=1]                                  create the pinned environment in $(VENV) (GPU=1: plus requirements-gpu.txt)"
@@ -63,6 +70,25 @@ test: env env-instructor
 # records what was generated); FORCE=1 overwrites.
 stubs: env
 	$(PY) -m grader stubs $(if $(FORCE),--force)
+
+# Learners: regrade on every save (make watch L=23 [E=softmax_fused]), replay one case, hints, progress, report.
+watch: env
+	@test -n "$(L)" || { echo "usage: make watch L=<unit> [E=<exercise>]"; exit 2; }
+	@$(PY) -m grader watch $(L) $(E) $(ARGS)
+
+run: env
+	@test -n "$(E)" || { echo "usage: make run [L=<unit>] E=<exercise> [CASE=<n>]"; exit 2; }
+	@$(PY) -m grader run $(if $(L),$(L):)$(E) $(if $(CASE),--case $(CASE)) $(ARGS)
+
+hint: env
+	@test -n "$(E)" || { echo "usage: make hint [L=<unit>] E=<exercise> [LEVEL=1|2|3]"; exit 2; }
+	@$(PY) -m grader hint $(if $(L),$(L):)$(E) $(if $(LEVEL),--level $(LEVEL))
+
+progress: env
+	@$(PY) -m grader progress
+
+report: env
+	@$(PY) -m grader report $(if $(GPU_NAME),--gpu $(GPU_NAME))
 
 # Learners: put a stub back (one function with E=, or every file of the unit); the replaced version is kept in
 # exercises/<unit>/.backup/.

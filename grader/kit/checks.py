@@ -92,7 +92,7 @@ def assert_rejects(fn: Callable[..., Any], args: tuple, name: str, kwargs: Mappi
     except NotImplementedError:  # a stub's TODO
         raise
     except Exception as err:  # KeyError from a table lookup, TypeError, ...: refused, but not as the contract says
-        raise AssertionError(f"{call} raised {type(err).__name__}({str(err)!r}): `{name}` is invalid here, so check "
+        raise AssertionError(f"{call} raised {err!r}: `{name}` is invalid here, so check "
                              f"it first and raise ValueError naming `{name}`") from err
     raise AssertionError(f"{call} returned {got!r}: it should raise ValueError naming `{name}`")
 
