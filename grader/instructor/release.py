@@ -31,9 +31,22 @@ STAMP  := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 TARGET ?= exercises
 GRADE_ARGS := --target $(TARGET) $(if $(L),--unit $(L)) $(if $(E),--exercise $(E)) $(ARGS)
 
-.PHONY: env grade reset
+.PHONY: env grade reset watch run hint progress report
 grade: env
 \t@$(PY) -m grader grade $(GRADE_ARGS)
+
+# make watch L=23 [E=...] (regrade on save), make run E=... [CASE=n], make hint E=... [LEVEL=2], progress, report
+watch: env
+\t@test -n "$(L)" || { echo "usage: make watch L=<unit> [E=<exercise>]"; exit 2; }
+\t@$(PY) -m grader watch $(L) $(E) $(ARGS)
+run: env
+\t@$(PY) -m grader run $(if $(L),$(L):)$(E) $(if $(CASE),--case $(CASE)) $(ARGS)
+hint: env
+\t@$(PY) -m grader hint $(if $(L),$(L):)$(E) $(if $(LEVEL),--level $(LEVEL))
+progress: env
+\t@$(PY) -m grader progress
+report: env
+\t@$(PY) -m grader report $(if $(GPU_NAME),--gpu $(GPU_NAME))
 
 # Restore a stub: make reset L=23 E=softmax_fused (one function), or L=23 (the unit); backups in .backup/
 reset: env
