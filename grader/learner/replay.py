@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from grader import api
+from grader.grading import timeout as call_limit
 from grader.grading.results import GradeReport, Status, TestResult
 from grader.grading.scoreboard import STYLE
 from grader.grading.target import REPO_ROOT
@@ -38,8 +39,8 @@ def resolve(spec: str) -> tuple[str, str]:
     return api.resolve_units(units)[0] if unit_spec else "", exercise  # the plugin lists the exercises
 
 
-def replay(spec: str, case: int = 0, *, target: Path = REPO_ROOT / "exercises", call_timeout: float = 30.0,
-           progress: ProgressLine | None = None) -> GradeReport:
+def replay(spec: str, case: int = 0, *, target: Path = REPO_ROOT / "exercises",
+           call_timeout: float = call_limit.DEFAULT_S, progress: ProgressLine | None = None) -> GradeReport:
     """Grade ``spec``'s cases (only case ``case`` if given) in a child process, as ``make grade`` does."""
     unit, exercise = resolve(spec)
     if not unit:  # no unit owns it: let the plugin list the exercises and the closest name
@@ -103,5 +104,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only the N-th case (the number in the scoreboard's `replay:` line); default: the first "
                         "that fails, after a list of all")
     r.add_argument("--target", default=str(REPO_ROOT / "exercises"), help="folder to grade (default exercises/)")
-    r.add_argument("--timeout", type=float, default=30.0, metavar="S", help="limit on one call of your code")
+    r.add_argument("--timeout", type=float, default=call_limit.DEFAULT_S, metavar="S",
+                   help=f"limit on one call of your code (default {call_limit.DEFAULT_S:g} s; 0: none)")
     r.set_defaults(func=_run)
