@@ -13,14 +13,24 @@ import numpy as np
 import pytest
 import torch
 
-from grader.grading import harness, target
-from grader.grading.harness import learner, learner_value
+from grader.grading.target import SubmissionError
 from grader.kernels import cuda
-from grader.kit.compare import Tolerance, assert_close
+from grader.kit import (
+    Tolerance,
+    assert_close,
+    award_speedup,
+    cuda_kernel,
+    grade,
+    learner,
+    learner_value,
+    on_device,
+    perf,
+)
 
 UNIT = "l24_gemm"
 TILE = 16  # sgemm.cu's tile (its launch configuration); cuda_sgemm.py's is read from the learner's file
 sgemm_tiled = learner(UNIT, "cuda_sgemm", "sgemm_tiled")
+sgemm_cu = cuda_kernel(UNIT, "sgemm", "sgemm_cu", kernel="sgemm_tiled")  # sgemm.cu, beside the numba exercise
 # fp32 accumulation over K products: a few ulps of sqrt(K)·|a||b| (fp64 reference, TF32 not involved)
 SGEMM_TOL = Tolerance(atol=1e-5, rtol=1e-5)
 
@@ -49,7 +59,7 @@ def learner_tile() -> int:
     """cuda_sgemm.TILE of the target: another tile size is a correct alternative, graded by its own ledger."""
     tile = learner_value(UNIT, "cuda_sgemm", "TILE")
     if not isinstance(tile, int) or tile not in (8, 16, 32):
-        raise target.SubmissionError(f"cuda_sgemm.TILE must be 8, 16 or 32 (a warp covers whole rows), got {tile!r}")
+        raise SubmissionError(f"cuda_sgemm.TILE must be 8, 16 or 32 (a warp covers whole rows), got {tile!r}")
     return tile
 
 
@@ -58,20 +68,16 @@ def tiled_ledger_bytes(m: int, n: int, k: int, tile: int) -> tuple[int, int]:
     return 4 * (m * k * math.ceil(n / tile) + k * n * math.ceil(m / tile)), 4 * m * n
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("sgemm_tiled")
-@pytest.mark.points(4)
-@pytest.mark.hint("K = 40 is not a multiple of 16: what does the last k-step stage past the end of A's row?")
+@grade(sgemm_tiled, "correctness", points=4,
+       hint="K = 40 is not a multiple of 16: what does the last k-step stage past the end of A's row?")
 @pytest.mark.parametrize("m, n, k", [(1, 1, 1), (17, 5, 40)])
 def test_sgemm_tiled_matches(m, n, k):
     """1 × 1 × 1, and tails in M, N and K at once: equals a @ b (fp64 reference, fp32 tolerance)."""
     run(m, n, k, seed=m + n + k)
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("sgemm_tiled")
-@pytest.mark.points(3)
-@pytest.mark.hint("How many times does each block load each element of its A and B tiles from global memory?")
+@grade(sgemm_tiled, "efficiency", points=3,
+       hint="How many times does each block load each element of its A and B tiles from global memory?")
 def test_sgemm_tiled_traffic_matches_the_tiled_ledger():
     """Global bytes loaded and stored equal the tiled ledger of the kernel's TILE exactly; one launch."""
     t = traced_run()
@@ -83,10 +89,8 @@ def test_sgemm_tiled_traffic_matches_the_tiled_ledger():
         f"(A ⌈N/{tile}⌉ times, B ⌈M/{tile}⌉ times) and {stored:,} B stored ({t.summary()})")
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("sgemm_tiled")
-@pytest.mark.points(3)
-@pytest.mark.hint("Which of threadIdx.x and threadIdx.y walks the contiguous dimension of A, B and C?")
+@grade(sgemm_tiled, "efficiency", points=3,
+       hint="Which of threadIdx.x and threadIdx.y walks the contiguous dimension of A, B and C?")
 def test_sgemm_tiled_coalesced_and_conflict_free():
     """Every global warp request at 100 % sector use (4 sectors per 32 floats); shared tiles conflict-free."""
     t = traced_run()
@@ -102,15 +106,13 @@ def test_sgemm_tiled_coalesced_and_conflict_free():
 # ---- sgemm.cu: NVRTC here, the GPU for correctness -------------------------------------------------
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("sgemm_cu")
-@pytest.mark.points(3)
-@pytest.mark.hint("Does every k-step load its tiles into __shared__ arrays, and wait for all threads twice?")
+@grade(sgemm_cu, "efficiency", points=3,
+       hint="Does every k-step load its tiles into __shared__ arrays, and wait for all threads twice?")
 def test_sgemm_cu_stages_tiles_in_shared_memory():
     """NVRTC sm_90: two 16 × 16 fp32 tiles in shared memory, ld.shared in the loop, barriers around it, no spills."""
-    c = cuda.compile_learner(UNIT, "sgemm", "sgemm_tiled")
-    r = c.kernel("sgemm_tiled")
-    ptx = c.ptx_of("sgemm_tiled")
+    c = cuda.compile_learner(UNIT, sgemm_cu.module, sgemm_cu.kernel)
+    r = c.kernel(sgemm_cu.kernel)
+    ptx = c.ptx_of(sgemm_cu.kernel)
     assert r.smem_bytes >= 2 * TILE * TILE * 4, (
         f"sgemm_tiled uses {r.smem_bytes} B of shared memory; staging a 16 × 16 tile of A and one of B takes "
         f"{2 * TILE * TILE * 4} B ({r.summary()})")
@@ -126,27 +128,24 @@ def test_sgemm_cu_stages_tiles_in_shared_memory():
 def _require_gpu_kernel() -> None:
     """A GPU to run on ("pending GPU" without one) and no TODO left in sgemm_tiled."""
     cuda.require_device()
-    cuda.load_cu(UNIT, "sgemm").require_done("sgemm_tiled")
+    cuda.load_cu(UNIT, sgemm_cu.module).require_done(sgemm_cu.kernel)
 
 
 def run_sgemm_cu(m: int, n: int, k: int, seed: int, *, device: str) -> torch.Tensor:
-    """On the device (harness.on_device): sgemm.cu's C for ``operands(m, n, k, seed)``."""
-    kernel = cuda.load_cu(UNIT, "sgemm").compile(arch=cuda.device_arch())
+    """On the device (on_device): sgemm.cu's C for ``operands(m, n, k, seed)``."""
+    kernel = cuda.load_cu(UNIT, sgemm_cu.module).compile(arch=cuda.device_arch())
     a, b = (torch.from_numpy(t).to(device) for t in operands(m, n, k, seed=seed))
     c = torch.full((m, n), float("nan"), device=device)
-    cuda.launch(kernel, "sgemm_tiled", (math.ceil(n / TILE), math.ceil(m / TILE)), (TILE, TILE), [a, b, c, m, n, k])
+    cuda.launch(kernel, sgemm_cu.kernel, (math.ceil(n / TILE), math.ceil(m / TILE)), (TILE, TILE), [a, b, c, m, n, k])
     return c
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("sgemm_cu")
-@pytest.mark.points(4)
-@pytest.mark.hint("Tails: does the last k-step stage zeros outside A and B?")
+@grade(sgemm_cu, "correctness", points=4, hint="Tails: does the last k-step stage zeros outside A and B?")
 @pytest.mark.parametrize("m, n, k", [(1, 1, 1), (100, 70, 45), (512, 512, 512)])
 def test_sgemm_cu_on_gpu(m, n, k):
     """On a GPU: equals A @ B in fp64 for tails and a larger square (TF32 off on the reference side)."""
     _require_gpu_kernel()
-    c = harness.on_device(run_sgemm_cu, m, n, k, k, device="cuda")
+    c = on_device(run_sgemm_cu, m, n, k, k, device="cuda")
     a, b = (torch.from_numpy(t) for t in operands(m, n, k, seed=k))
     tol = Tolerance(atol=1e-5 * math.sqrt(k), rtol=1e-5)
     assert_close(c, a.double() @ b.double(), dtype=torch.float32, tol=tol, what=f"sgemm_tiled {m}×{n}×{k}")
@@ -156,34 +155,26 @@ SPEED_ROWS = slice(0, 128)  # rows of C checked in fp64 by the grader after the 
 
 
 def time_sgemm_cu(n: int, *, device: str) -> dict:
-    """On the device (harness.on_device): one checked launch, then the timing against cuBLAS SGEMM (TF32 off)."""
-    from grader.kernels import perf
-
-    kernel = cuda.load_cu(UNIT, "sgemm").compile(arch=cuda.device_arch())
+    """On the device (on_device): one checked launch, then the timing against cuBLAS SGEMM (TF32 off)."""
+    kernel = cuda.load_cu(UNIT, sgemm_cu.module).compile(arch=cuda.device_arch())
     torch.backends.cuda.matmul.allow_tf32 = False
     a, b = (torch.from_numpy(t).to(device) for t in operands(n, n, n, seed=24))
     c = torch.empty(n, n, device=device)
     grid = (n // TILE, n // TILE)
-    launch = lambda: cuda.launch(kernel, "sgemm_tiled", grid, (TILE, TILE), [a, b, c, n, n, n])
+    launch = lambda: cuda.launch(kernel, sgemm_cu.kernel, grid, (TILE, TILE), [a, b, c, n, n, n])
     launch()
     checked = c[SPEED_ROWS].clone()
     return {"c": checked, "perf": perf.compare({"learner": launch, "cuBLAS": lambda: torch.matmul(a, b)}).as_dict()}
 
 
-@pytest.mark.gpu_perf
-@pytest.mark.exercise("sgemm_cu")
-@pytest.mark.points(2)
-@pytest.mark.hint("A 16 × 16 tile reuses each loaded element 16 times: what limits it next (L24 §3)?")
+@grade(sgemm_cu, "gpu_perf", points=2,
+       hint="A 16 × 16 tile reuses each loaded element 16 times: what limits it next (L24 §3)?")
 def test_sgemm_cu_speed(award):
     """2048³ fp32 against cuBLAS SGEMM (TF32 off): full marks at 10 % of cuBLAS, the level of this tiling."""
-    from grader.kernels import perf
-
     _require_gpu_kernel()
     n = 2048
-    r = harness.on_device(time_sgemm_cu, n, device="cuda")
+    r = on_device(time_sgemm_cu, n, device="cuda")
     a, b = (torch.from_numpy(t).double() for t in operands(n, n, n, seed=24))
     assert_close(r["c"], a[SPEED_ROWS] @ b, dtype=torch.float32, tol=Tolerance(atol=1e-5 * math.sqrt(n), rtol=1e-5),
                  what=f"sgemm_tiled {n}³ (rows 0-127)")
-    result = perf.PerfResult(**r["perf"])
-    fraction = result.speedup("learner", over="cuBLAS")
-    award(perf.score_fraction(fraction, full_at=0.10), fraction_of_cublas=fraction, **result.as_dict())
+    award_speedup(award, r["perf"], over="cuBLAS", full_at=0.10, label="fraction_of_cublas")

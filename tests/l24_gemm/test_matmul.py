@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -10,12 +11,8 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.grading import harness
-from grader.grading.harness import learner
 from grader.grading.target import SubmissionError
-from grader.kernels import perf
-from grader.kernels.traffic import count_traffic
-from grader.kit.compare import describe
+from grader.kit import award_speedup, count_traffic, describe, grade, learner, on_device, perf
 
 UNIT = "l24_gemm"
 matmul = learner(UNIT, "gemm", "matmul", kernel=True)
@@ -121,10 +118,8 @@ def learner_blocks() -> dict[str, int]:
 # ---- correctness ----------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("matmul")
-@pytest.mark.points(4)
-@pytest.mark.hint("What do the lanes of the last tile hold in m, n and k, and are they all masked?")
+@grade(matmul, "correctness", points=4,
+       hint="What do the lanes of the last tile hold in m, n and k, and are they all masked?")
 @KERNEL_EXAMPLES
 @given(case=matmul_cases())
 @example(case=MatmulCase(1, 1, 1, "float16"))
@@ -135,10 +130,8 @@ def test_matmul_matches_fp64(case):
     check_matmul(*case.tensors())
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("matmul")
-@pytest.mark.points(2)
-@pytest.mark.hint("Does your launcher pass block_m, block_n and block_k to the kernel, and size the grid with them?")
+@grade(matmul, "correctness", points=2,
+       hint="Does your launcher pass block_m, block_n and block_k to the kernel, and size the grid with them?")
 @pytest.mark.parametrize("case, blocks", [
     (MatmulCase(40, 24, 50, "float16", seed=3), dict(block_m=16, block_n=16, block_k=16)),
     (MatmulCase(70, 100, 33, "bfloat16", "normal", "col", "col", 4), dict(block_m=32, block_n=64, block_k=16)),
@@ -149,10 +142,8 @@ def test_matmul_honours_block_sizes(case, blocks):
     check_matmul(*case.tensors(), **blocks)
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("matmul")
-@pytest.mark.points(2)
-@pytest.mark.hint("Which stride steps along k in A, and which in B? Index with all four, never assume contiguity.")
+@grade(matmul, "correctness", points=2,
+       hint="Which stride steps along k in A, and which in B? Index with all four, never assume contiguity.")
 def test_matmul_strided_views():
     """Non-contiguous views: a transposed A, a B taken every other column, a row slice of a larger A."""
     g = torch.Generator().manual_seed(6)
@@ -164,10 +155,8 @@ def test_matmul_strided_views():
     check_matmul(sq, sq.t())
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("matmul")
-@pytest.mark.points(2)
-@pytest.mark.hint("What dtype is your accumulator? Adding 0.3 to 1500 in fp16 rounds it away.")
+@grade(matmul, "correctness", points=2,
+       hint="What dtype is your accumulator? Adding 0.3 to 1500 in fp16 rounds it away.")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_matmul_long_k_accumulates_in_fp32(dtype):
     """k = 3000 positive values (C ≈ 750, no cancellation): only an fp32 accumulator stays within tolerance."""
@@ -201,10 +190,8 @@ def assert_tiled_traffic(a: torch.Tensor, b: torch.Tensor, **blocks: int) -> Non
         )
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("matmul")
-@pytest.mark.points(3)
-@pytest.mark.hint("Per k-step, a tile needs one slice of A and one of B. How many times does your loop load each?")
+@grade(matmul, "efficiency", points=3,
+       hint="Per k-step, a tile needs one slice of A and one of B. How many times does your loop load each?")
 @pytest.mark.parametrize("case", [MatmulCase(200, 150, 100, "float16", seed=8),
                                   MatmulCase(130, 129, 70, "bfloat16", "normal", "col", "row", 9)])
 def test_traffic_matches_tiled_ledger(case):
@@ -212,10 +199,8 @@ def test_traffic_matches_tiled_ledger(case):
     assert_tiled_traffic(*case.tensors())
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("matmul")
-@pytest.mark.points(2)
-@pytest.mark.hint("Smaller tiles re-read A and B more often: does your traffic follow the block sizes you were given?")
+@grade(matmul, "efficiency", points=2,
+       hint="Smaller tiles re-read A and B more often: does your traffic follow the block sizes you were given?")
 @pytest.mark.parametrize("case, blocks", [
     (MatmulCase(70, 50, 45, "bfloat16", seed=10), dict(block_m=32, block_n=16, block_k=16)),
     (MatmulCase(33, 140, 64, "float16", "normal", "row", "col", 11), dict(block_m=16, block_n=64, block_k=32)),
@@ -229,7 +214,7 @@ def test_traffic_follows_block_sizes(case, blocks):
 
 
 def time_matmul(n: int, *, device: str) -> dict:
-    """On the device, where the learner's code runs (harness.on_device): one checked call, then the timing."""
+    """On the device, where the learner's code runs (on_device): one checked call, then the timing."""
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device=device).manual_seed(12)
     a = torch.randn(n, n, device=device, dtype=torch.bfloat16, generator=g)
@@ -241,17 +226,14 @@ def time_matmul(n: int, *, device: str) -> dict:
     return {"a": a[rows], "b": b, "c": c[rows], "perf": result.as_dict()}
 
 
-@pytest.mark.gpu_perf
-@pytest.mark.exercise("matmul")
-@pytest.mark.points(3)
-@pytest.mark.hint("Compute-bound at 4096³: bigger tiles (128×128 and up), more warps and pipeline stages.")
+@grade(matmul, "gpu_perf", points=3,
+       hint="Compute-bound at 4096³: bigger tiles (128×128 and up), more warps and pipeline stages.")
 def test_matmul_speed(award):
     """4096³ bf16 with your defaults: full marks at 0.7× torch.matmul (cuBLAS), partial below."""
     n = perf.size(4096, 128)
-    r = harness.on_device(time_matmul, n, device=perf.device())
+    r = on_device(time_matmul, n, device=perf.device())
     # tensor cores accumulate less exactly: 4x ACC
     assert_matmul_close(r["c"], r["a"], r["b"], f"matmul {n}³ on the GPU (rows 0-255)", acc=4 * ACC)
-    result = perf.PerfResult(**r["perf"])
-    speedup = result.speedup("learner", over="torch.matmul")
-    award(perf.score_fraction(speedup, full_at=0.7), speedup_vs_torch=speedup, **perf.speedups_vs_ref(result),
-          tflops=2 * n**3 / (result.medians_ms["learner"] * 1e9), **result.as_dict())
+    tflops = 2 * n**3 / (r["perf"]["medians_ms"]["learner"] * 1e9)
+    award_speedup(functools.partial(award, tflops=tflops), r["perf"], over="torch.matmul", full_at=0.7,
+                  label="speedup_vs_torch")
