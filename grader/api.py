@@ -81,8 +81,8 @@ def grade(
     with tempfile.TemporaryDirectory(prefix="dripstone-") as tmp:
         report_path = Path(tmp) / "results.jsonl"
         cmd = command.pytest_command(sys.executable, REPO_ROOT, command.unit_paths(REPO_ROOT, chosen), target=target,
-                                     report=report_path, exercises=exercises, junit=junit)
-        cmd += [call_limit.OPTION, f"{call_timeout:g}"] + (["--dripstone-case", str(case)] if case else [])
+                                     report=report_path, exercises=exercises, junit=junit, call_timeout=call_timeout,
+                                     case=case)
         # Hypothesis keeps a cache of constants beside its database: keep both out of the repo and target.
         env = {**os.environ, TARGET_ENV: str(target), "PYTHONDONTWRITEBYTECODE": "1",
                "HYPOTHESIS_STORAGE_DIRECTORY": str(Path(tmp) / "hypothesis")}
@@ -265,9 +265,8 @@ def manifest(units: Sequence[str] = ()) -> list[dict[str, object]]:
     chosen = resolve_units(units)
     with tempfile.TemporaryDirectory(prefix="dripstone-manifest-") as tmp:
         path = Path(tmp) / "manifest.json"
-        cmd = [sys.executable, "-m", "pytest", "--collect-only", "-qq", *(str(TESTS / u) for u in chosen),
-               "-p", "grader.grading.plugin", "-p", "no:cacheprovider", "--dripstone-manifest", str(path),
-               "--rootdir", str(REPO_ROOT), "-c", str(REPO_ROOT / "pyproject.toml")]
+        cmd = command.pytest_command(sys.executable, REPO_ROOT, command.unit_paths(REPO_ROOT, chosen), manifest=path,
+                                     collect_only=True)
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "HYPOTHESIS_STORAGE_DIRECTORY": str(Path(tmp) / "h")}
         proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
         if proc.returncode != 0 or not path.is_file():

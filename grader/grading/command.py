@@ -12,11 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from grader.grading import timeout
+
 PLUGIN = "grader.grading.plugin"
 TARGET_OPTION = "--target"
 EXERCISE_OPTION = "--exercise"
 REPORT_OPTION = "--dripstone-report"
 MANIFEST_OPTION = "--dripstone-manifest"
+CASE_OPTION = "--dripstone-case"
+CALL_TIMEOUT_OPTION = timeout.OPTION
 
 
 def unit_paths(repo: Path, units: Sequence[str]) -> list[Path]:
@@ -34,11 +38,14 @@ def pytest_args(
     exercises: Sequence[str] = (),
     junit: Path | None = None,
     collect_only: bool = False,
+    call_timeout: float | None = None,
+    case: int = 0,
 ) -> list[str]:
     """pytest's arguments (after ``python -m pytest``) to grade ``target`` on the tests in ``paths``.
 
     ``report``: a results file or ``fd:N``; ``manifest``: where the collected graded tests go;
-    ``collect_only``: collect, run nothing (no learner code runs).
+    ``collect_only``: collect, run nothing (no learner code runs); ``call_timeout``: seconds a learner
+    call may run (0: no limit; None: the plugin's default); ``case``: with one exercise, its N-th test only.
     """
     args = [*(str(p) for p in paths), "-p", PLUGIN, "-p", "no:cacheprovider"]
     if collect_only:
@@ -49,6 +56,10 @@ def pytest_args(
     args += ["-q", "--no-header", "-rN", "--tb=no", "--assert=plain",
              "--rootdir", str(repo), "-c", str(repo / "pyproject.toml")]
     args += [a for e in exercises for a in (EXERCISE_OPTION, e)]
+    if call_timeout is not None:
+        args += [CALL_TIMEOUT_OPTION, f"{call_timeout:g}"]
+    if case:
+        args += [CASE_OPTION, str(case)]
     if junit is not None:
         args.append(f"--junitxml={junit}")
     return args

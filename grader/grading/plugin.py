@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 from grader.grading import boundary, failures, harness, target, timeout
-from grader.grading.command import EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION
+from grader.grading.command import CASE_OPTION, EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION
 from grader.grading.results import Status, TestResult, Tier
 from grader.kernels import perf
 from grader.kit.marks import MARK as GRADE_MARK
@@ -32,7 +32,6 @@ MANIFEST_HELP = "write the graded tests (nodeid, unit, exercise, tier, points, h
 TIERS = tuple(t.value for t in Tier)
 _RESULTS = pytest.StashKey[TestResult]()
 _CASE = pytest.StashKey[int]()  # the test's number among its exercise's tests (`python -m grader run EX --case N`)
-CASE_OPTION = "--dripstone-case"
 CASE_HELP = "with one --exercise: run only its N-th graded test (1-based, in grading order)"
 HYPOTHESIS_FAILURE = re.compile(r"(Falsifying|Failing)( explicit)? (example|test case)")
 

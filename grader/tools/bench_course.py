@@ -46,8 +46,10 @@ def grade_old(gradings: Sequence[corpus.Grading]) -> tuple[dict[str, GradeReport
     return reports, cpu
 
 
-def differences(old: dict[str, GradeReport | Exception], new: dict[str, GradeReport | Exception]) -> list[str]:
-    """Where the two ways disagree on a test's status or score (or one raised and the other did not)."""
+def differences(old: dict[str, GradeReport | Exception], new: dict[str, GradeReport | Exception],
+                *, messages: bool = False) -> list[str]:
+    """Where the two ways disagree on a test's status or score (or one raised and the other did not);
+    ``messages``: on its message and detail instead (the target's folder written as <target>)."""
     found = []
     for key, a in old.items():
         b = new[key]
@@ -55,11 +57,17 @@ def differences(old: dict[str, GradeReport | Exception], new: dict[str, GradeRep
             if type(a) is not type(b):
                 found.append(f"{key}: old {type(a).__name__}, runner {type(b).__name__}")
             continue
-        sa = {r.nodeid: (r.status.value, r.score) for r in a.results}
-        sb = {r.nodeid: (r.status.value, r.score) for r in b.results}
+        sa, sb = _outcomes(a, messages), _outcomes(b, messages)
         found += [f"{key} {n}: old {sa.get(n)}, runner {sb.get(n)}" for n in sorted(sa.keys() | sb.keys())
                   if sa.get(n) != sb.get(n)]
     return found
+
+
+def _outcomes(report: GradeReport, messages: bool) -> dict[str, tuple]:
+    if not messages:
+        return {r.nodeid: (r.status.value, r.score) for r in report.results}
+    return {r.nodeid: tuple(t.replace(report.target, "<target>") for t in (r.message, r.detail))
+            for r in report.results}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,8 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         diff = differences(old, run.reports)
         tests = sum(len(r.results) for r in old.values() if isinstance(r, GradeReport))
-        print(f"\ncompared {len(old)} targets, {tests} test results: {len(diff)} differ")
+        print(f"\ncompared {len(old)} targets, {tests} test results: {len(diff)} differ in status or score")
         print("\n".join(diff[:50]))
+        texts = differences(old, run.reports, messages=True)
+        print(f"{len(texts)} differ in message or detail (not a verdict: the examples Hypothesis draws)")
+        print("\n".join(t[:300] for t in texts[:10]))
         return 1 if diff else 0
     return 0
 
