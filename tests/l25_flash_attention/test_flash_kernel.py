@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -11,12 +12,8 @@ import torch.nn.functional as F
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.grading import harness
-from grader.grading.harness import learner
 from grader.grading.target import SubmissionError
-from grader.kernels import perf
-from grader.kernels.traffic import count_traffic
-from grader.kit.compare import describe
+from grader.kit import award_speedup, count_traffic, describe, grade, learner, on_device, perf
 
 UNIT = "l25_flash_attention"
 flash_attention_fwd = learner(UNIT, "attention", "flash_attention_fwd", kernel=True)
@@ -140,10 +137,8 @@ def learner_block_m() -> int:
 # ---- correctness ----------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("flash_attention_fwd")
-@pytest.mark.points(5)
-@pytest.mark.hint("A later K/V tile raises a row's max: by what must acc and l be multiplied before adding it?")
+@grade(flash_attention_fwd, "correctness", points=5,
+       hint="A later K/V tile raises a row's max: by what must acc and l be multiplied before adding it?")
 @settings(max_examples=10)
 @given(case=attn_cases(), causal=st.booleans())
 @example(case=AttnCase(1, 1, 1, 16, "float16"), causal=False)
@@ -154,10 +149,8 @@ def test_flash_matches_sdpa(case, causal):
     check_attention(*case.tensors(), causal=causal)
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("flash_attention_fwd")
-@pytest.mark.points(3)
-@pytest.mark.hint("Query i may see keys 0..i, itself included. Which tiles hold no visible key at all?")
+@grade(flash_attention_fwd, "correctness", points=3,
+       hint="Query i may see keys 0..i, itself included. Which tiles hold no visible key at all?")
 @pytest.mark.parametrize("case, blocks", [
     (AttnCase(1, 2, 70, 32, "float32", seed=3), dict(block_m=16, block_n=32)),
     (AttnCase(1, 1, 33, 64, "float16", seed=4), dict(block_m=32, block_n=16)),
@@ -168,10 +161,8 @@ def test_flash_causal_diagonal_tiles(case, blocks):
     check_attention(*case.tensors(), causal=True, **blocks)
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("flash_attention_fwd")
-@pytest.mark.points(2)
-@pytest.mark.hint("Is sm_scale applied to the scores (and to lse), and 1/sqrt(d) used only when it is None?")
+@grade(flash_attention_fwd, "correctness", points=2,
+       hint="Is sm_scale applied to the scores (and to lse), and 1/sqrt(d) used only when it is None?")
 def test_flash_explicit_scale_and_block_sizes():
     """sm_scale given (0.05 and 0.5), block sizes given by the caller; lse follows the scale."""
     q, k, v = AttnCase(1, 2, 50, 32, "float32", seed=6).tensors()
@@ -203,10 +194,8 @@ def run_counted(q, k, v, **kwargs):
     return t
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("flash_attention_fwd")
-@pytest.mark.points(4)
-@pytest.mark.hint("Load the Q tile once, before the K/V loop; each K/V tile once per Q tile; store once at the end.")
+@grade(flash_attention_fwd, "efficiency", points=4,
+       hint="Load the Q tile once, before the K/V loop; each K/V tile once per Q tile; store once at the end.")
 @pytest.mark.parametrize("case, blocks", [
     (AttnCase(1, 2, 150, 32, "float16", seed=8), {}),
     (AttnCase(2, 1, 70, 16, "bfloat16", "normal", "bnhd", 9), dict(block_m=32, block_n=16)),
@@ -223,10 +212,8 @@ def test_flash_traffic_matches_ledger(case, blocks):
     )
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("flash_attention_fwd")
-@pytest.mark.points(2)
-@pytest.mark.hint("For a causal Q tile, which K/V tiles hold only future keys? Do not load them at all.")
+@grade(flash_attention_fwd, "efficiency", points=2,
+       hint="For a causal Q tile, which K/V tiles hold only future keys? Do not load them at all.")
 def test_flash_causal_skips_future_tiles():
     """Causal, n=128 in 32×32 tiles: K/V loads stop at each Q tile's diagonal (about half the non-causal traffic)."""
     q, k, v = AttnCase(1, 1, 128, 32, "float16", seed=10).tensors()
@@ -244,7 +231,7 @@ def test_flash_causal_skips_future_tiles():
 
 
 def time_flash(shape: tuple[int, int, int, int], causal: bool, *, device: str) -> dict:
-    """On the device, where the learner's code runs (harness.on_device): one checked call, then the timing."""
+    """On the device, where the learner's code runs (on_device): one checked call, then the timing."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -263,20 +250,17 @@ def time_flash(shape: tuple[int, int, int, int], causal: bool, *, device: str) -
     return {"q": q[head], "k": k[head], "v": v[head], "o": o[head], "lse": lse[head], "perf": result.as_dict()}
 
 
-@pytest.mark.gpu_perf
-@pytest.mark.exercise("flash_attention_fwd")
-@pytest.mark.points(3)
-@pytest.mark.hint("At n=4096, d=128 the kernel is compute-bound: bigger tiles, more warps, pipelined K/V loads.")
+@grade(flash_attention_fwd, "gpu_perf", points=3,
+       hint="At n=4096, d=128 the kernel is compute-bound: bigger tiles, more warps, pipelined K/V loads.")
 @pytest.mark.parametrize("causal", [False, True])
 def test_flash_speed(award, causal):
     """(4, 16, 4096, 128) fp16: full marks at 0.6× SDPA's flash backend, partial below."""
     shape = (perf.size(4, 1), perf.size(16, 2), perf.size(4096, 128), perf.size(128, 32))
-    r = harness.on_device(time_flash, shape, causal, device=perf.device())
+    r = on_device(time_flash, shape, causal, device=perf.device())
     assert_attention((r["o"], r["lse"]), r["q"], r["k"], r["v"], "flash_attention_fwd on the GPU (batch 0, head 0)",
                      causal=causal)
-    result = perf.PerfResult(**r["perf"])
-    speedup = result.speedup("learner", over="sdpa_flash")
     b, h, n, d = shape
     flops = 4 * b * h * n**2 * d / (2 if causal else 1)
-    award(perf.score_fraction(speedup, full_at=0.6), speedup_vs_sdpa=speedup, **perf.speedups_vs_ref(result),
-          tflops=flops / (result.medians_ms["learner"] * 1e9), **result.as_dict())
+    tflops = flops / (r["perf"]["medians_ms"]["learner"] * 1e9)
+    award_speedup(functools.partial(award, tflops=tflops), r["perf"], over="sdpa_flash", full_at=0.6,
+                  label="speedup_vs_sdpa")

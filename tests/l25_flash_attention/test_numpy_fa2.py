@@ -11,8 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.grading import harness
-from grader.grading.harness import learner
+from grader.kit import grade, learner, where_learner_runs
 
 UNIT = "l25_flash_attention"
 # audited: its memory is measured with tracemalloc where its code runs, which the audit keeps it from touching
@@ -73,10 +72,8 @@ def verify(case: HeadCase, got: object, **kwargs) -> None:
 # ---- correctness ---------------------------------------------------------------------------------
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("flash_attention_numpy")
-@pytest.mark.points(3)
-@pytest.mark.hint("When a later K tile raises a row's max, what must happen to l and to acc?")
+@grade(flash_attention_numpy, "correctness", points=3,
+       hint="When a later K tile raises a row's max, what must happen to l and to acc?")
 @settings(max_examples=30)
 @given(n=st.integers(1, 90), d=st.integers(1, 40), causal=st.booleans(), kind=st.sampled_from(["normal", "peaked"]),
        block_r=st.sampled_from([1, 3, 16, 32]), block_c=st.sampled_from([1, 5, 16, 64]), seed=st.integers(0, 999))
@@ -87,10 +84,8 @@ def test_fa2_equals_naive_attention(n, d, causal, kind, block_r, block_c, seed):
     check_fa2(HeadCase(n, d, kind, seed), causal=causal, block_r=block_r, block_c=block_c)
 
 
-@pytest.mark.correctness
-@pytest.mark.exercise("flash_attention_numpy")
-@pytest.mark.points(2)
-@pytest.mark.hint("Did you use sm_scale when given, and 1/sqrt(d) only when it is None?")
+@grade(flash_attention_numpy, "correctness", points=2,
+       hint="Did you use sm_scale when given, and 1/sqrt(d) only when it is None?")
 def test_fa2_course_labs_and_scale():
     """C3's lab (N=64, d=32, Br=Bc=16), C5's (N=256, d=64, Br=Bc=64), ragged N=100, an explicit sm_scale."""
     check_fa2(HeadCase(64, 32, seed=2), block_r=16, block_c=16)
@@ -124,15 +119,13 @@ def peak_of_call(case: HeadCase, causal: bool) -> tuple[object, int]:
     return got, peak
 
 
-@pytest.mark.efficiency
-@pytest.mark.exercise("flash_attention_numpy")
-@pytest.mark.points(3)
-@pytest.mark.hint("Which arrays grow with n × n, or block_r × n? Only o and lse may have n rows.")
+@grade(flash_attention_numpy, "efficiency", points=3,
+       hint="Which arrays grow with n × n, or block_r × n? Only o and lse may have n rows.")
 @pytest.mark.parametrize("causal", [False, True])
 def test_fa2_keeps_only_tiles(causal):
     """n=2048, d=8, 64×64 tiles: peak NumPy memory within o + lse + a few tiles (an S matrix is 32 MiB)."""
     case = HeadCase(MEM_N, MEM_D, seed=6)
-    got, peak = harness.where_learner_runs(peak_of_call, case, causal)
+    got, peak = where_learner_runs(peak_of_call, case, causal)
     verify(case, got, causal=causal, block_r=MEM_BLOCK, block_c=MEM_BLOCK)
     allowed = allowed_bytes(MEM_N, MEM_D, MEM_BLOCK, MEM_BLOCK)
     assert peak <= allowed, (
