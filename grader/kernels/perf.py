@@ -217,17 +217,24 @@ def speedups_vs_ref(result: PerfResult, candidate: str = "learner") -> dict[str,
 
 
 def award_speedup(
-    award: Callable[..., None], result: PerfResult | dict, *, over: str, full_at: float, label: str | None = None
+    award: Callable[..., None],
+    result: PerfResult | dict,
+    *,
+    over: str,
+    full_at: float,
+    label: str | None = None,
+    **record: object,
 ) -> float:
     """Score a gpu_perf test from the learner's speed ratio over ``over`` and record what it was based on.
 
     ``award`` is the plugin's fixture; ``result`` a :class:`PerfResult` or its ``as_dict()`` (what an
     ``on_device`` check sends back). Full marks at ``full_at`` (a fraction of the baseline's speed),
     partial below (:func:`score_fraction`). The record names the ratio (``label``, by default
-    ``speedup_vs_<over>``), the ratio to kernels_ref where it was timed, the medians and the GPU.
+    ``speedup_vs_<over>``), the ratio to kernels_ref where it was timed, the medians, the GPU and any
+    extra ``record`` fields (``tflops=...``).
     """
     result = result if isinstance(result, PerfResult) else PerfResult(**result)
     ratio = result.speedup("learner", over=over)
-    award(score_fraction(ratio, full_at=full_at), **{label or f"speedup_vs_{over}": ratio},
+    award(score_fraction(ratio, full_at=full_at), **record, **{label or f"speedup_vs_{over}": ratio},
           **speedups_vs_ref(result), **result.as_dict())
     return ratio

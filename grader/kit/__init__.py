@@ -10,7 +10,7 @@ Exact ledgers (pure Python: a ledger unit never imports torch)
     assert_exact(got, want, what, *, why="", unit="")  an int (not a bool, not a float) equal to want
     assert_parts(got, want, what, *, total=None)       a dict of named exact parts, then its total
     assert_number(got, want, what, *, rel=1e-9, abs_tol=0.0)  a real number (not a bool) within rel (or abs_tol)
-    assert_rejects(fn, args, name, kwargs=None)        ValueError whose message names the argument
+    assert_rejects(fn, args, name, kwargs=None)        ValueError whose message names the argument (name=None: any)
     assert_rejects_all(fn, table)                      the same for each (args, name) row of a table
     human_bytes(n)                                     "1,120,000,000,000 B (1120 GB = 1043 GiB)"
 
@@ -23,7 +23,9 @@ Tensors and kernels (import torch on first use)
 The gpu_perf tier
     on_device(check, ...), where_learner_runs(check, ...), learner_value(unit, module, name)
     perf                                               the protocol: perf.time_learner, perf.size, perf.device
-    award_speedup(award, result, *, over, full_at)     score a timed ratio and record what it was based on
+    award_speedup(award, result, *, over, full_at, label=None, **record)  score a timed ratio, record its basis
+    cuda                                               CUDA exercises: run_sim_kernel, compile_learner, launch
+    SubmissionError                                    a submission that breaks the contract (not a wrong value)
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ _LAZY = {
     "logit_cases": "grader.kit.strategies",
     "LogitCase": "grader.kit.strategies",
     "award_speedup": "grader.kernels.perf",
+    "SubmissionError": "grader.grading.target",
 }
+_LAZY_MODULES = {"perf": "grader.kernels.perf", "cuda": "grader.kernels.cuda"}
 
 __all__ = [
     "CudaKernel",
@@ -69,6 +73,7 @@ __all__ = [
     "learner",
     "learner_value",
     "on_device",
+    "cuda",
     "perf",
     "where_learner_runs",
     *_LAZY,
@@ -76,9 +81,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``perf`` and the torch-backed helpers, imported on first use (PEP 562)."""
-    if name == "perf":
-        return importlib.import_module("grader.kernels.perf")
+    """``perf``, ``cuda`` and the torch-backed helpers, imported on first use (PEP 562)."""
+    if name in _LAZY_MODULES:
+        return importlib.import_module(_LAZY_MODULES[name])
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'grader.kit' has no attribute {name!r}")

@@ -75,26 +75,30 @@ def _call_text(fn: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any]) -
     return f"{label}({', '.join(shown)})"
 
 
-def assert_rejects(fn: Callable[..., Any], args: tuple, name: str, kwargs: Mapping[str, Any] | None = None) -> None:
+def assert_rejects(
+    fn: Callable[..., Any], args: tuple, name: str | None, kwargs: Mapping[str, Any] | None = None
+) -> None:
     """``fn(*args, **kwargs)`` raises ``ValueError`` whose message names ``name`` as a word.
 
     The contract of every ledger: bad input is refused with the argument it concerns named
-    (``n_layers must be a positive int``), so the caller knows what to fix.
+    (``n_layers must be a positive int``), so the caller knows what to fix. ``name=None`` for a
+    contract that promises a ValueError without naming the argument.
     """
     kwargs = dict(kwargs or {})
     call = _call_text(fn, args, kwargs)
+    wanted = f"ValueError naming `{name}`" if name else "ValueError"
     try:
         got = fn(*args, **kwargs)
     except ValueError as err:
-        if not re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", str(err)):
+        if name and not re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", str(err)):
             raise AssertionError(f"{call} raised ValueError({str(err)!r}): its message should name `{name}`") from None
         return
     except NotImplementedError:  # a stub's TODO
         raise
     except Exception as err:  # KeyError from a table lookup, TypeError, ...: refused, but not as the contract says
-        raise AssertionError(f"{call} raised {err!r}: `{name}` is invalid here, so check "
-                             f"it first and raise ValueError naming `{name}`") from err
-    raise AssertionError(f"{call} returned {got!r}: it should raise ValueError naming `{name}`")
+        what = f"`{name}` is invalid here" if name else "these arguments are invalid"
+        raise AssertionError(f"{call} raised {err!r}: {what}, so check it first and raise {wanted}") from err
+    raise AssertionError(f"{call} returned {got!r}: it should raise {wanted}")
 
 
 def assert_rejects_all(fn: Callable[..., Any], table: Iterable[tuple[tuple, str]]) -> None:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.kernels import cuda
-from grader.kit import grade, learner
+from grader.kit import cuda, grade, learner
 
 UNIT = "l22_memory_coalescing"
 transpose_smem = learner(UNIT, "cuda_transpose", "transpose_smem")

@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from grader.kernels import cuda
-from grader.kit import assert_close, award_speedup, cuda_kernel, grade, learner, on_device, perf
+from grader.kit import assert_close, award_speedup, cuda, cuda_kernel, grade, learner, on_device, perf
 
 UNIT = "l23_online_softmax"
 block_sum = learner(UNIT, "cuda_reduce", "block_sum")

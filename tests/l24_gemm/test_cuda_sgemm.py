@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 import torch
 
-from grader.grading.target import SubmissionError
-from grader.kernels import cuda
 from grader.kit import (
+    SubmissionError,
     Tolerance,
     assert_close,
     award_speedup,
+    cuda,
     cuda_kernel,
     grade,
     learner,
