@@ -61,10 +61,16 @@ grade: env
 	@$(PY) -m grader.tools.doctor --blocking
 	@$(PY) -m grader grade $(GRADE_ARGS)
 
+# pytest-xdist (requirements-instructor.txt) runs the engine's tests in TEST_JOBS processes, a whole file in each
+# (--dist loadfile): test_course.py grades the course in one of them (two runner processes of its own, see
+# grader/authoring/corpus.py) while the others run the rest, much of which waits (sandboxes, time limits, Ray).
+# TEST_JOBS=0: one process. The summary lists each unit's CPU seconds (python -m grader.tools.bench_course).
+TEST_JOBS ?= 3
+
 test: env env-instructor
 	$(PY) -m grader stubs --check
 	$(PY) -m ruff check grader tests solutions kernels_ref
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile $(ARGS)
 
 # Course authors. Refuses to overwrite a file edited since it was generated (exercises/<unit>/.stubs.json
 # records what was generated); FORCE=1 overwrites.

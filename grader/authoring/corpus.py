@@ -43,7 +43,7 @@ from grader.grading import command, failures
 from grader.grading.results import GradeReport, read_results
 from grader.grading.target import REPO_ROOT, display_path
 
-CHUNK = 10  # targets per runner: one process start (~3 s CPU with torch) per this many targets
+CHUNK = 16  # targets per runner at most: a small unit in one runner, a big one in two (both cores busy)
 WORKERS = 2  # runners at a time: the machines have two cores
 STALL_S = 600.0  # a runner that finishes no target for this long is stopped; api.grade also stops here
 _POLL_S = 0.2

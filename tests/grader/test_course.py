@@ -27,7 +27,7 @@ WRONG = [k for u in UNITS for k in known.known_impls(u, "known_wrong")]
 RIGHT = [k for u in UNITS for k in known.known_impls(u, "known_right")]
 CPU_TIERS = (Tier.CORRECTNESS, Tier.EFFICIENCY)
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # `make test` runs this file in one pytest-xdist worker (--dist loadfile)
 
 
 def _gradings_for(item: pytest.Item) -> list[corpus.Grading]:
@@ -45,15 +45,19 @@ def _gradings_for(item: pytest.Item) -> list[corpus.Grading]:
             *(corpus.Grading.of_known(k) for k in WRONG if wrong and k.unit == unit)]
 
 
+COST_TITLE = "course self-test: CPU seconds per unit (python -m grader.tools.bench_course)"
+COST_OUTPUT = "dripstone_course_cost"  # under pytest-xdist the worker hands the table to the controller (conftest.py)
+
+
 class _CostSummary:
     """Prints the CPU seconds each unit's gradings cost at the end of the session."""
 
-    def __init__(self, run: corpus.CorpusRun) -> None:
-        self.run = run
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        terminalreporter.section("course self-test: CPU seconds per unit (python -m grader.tools.bench_course)")
-        for line in cost_table(list(self.run.costs.values())):
+        terminalreporter.section(COST_TITLE)
+        for line in self.lines:
             terminalreporter.write_line(line)
 
 
@@ -63,7 +67,11 @@ def course(request: pytest.FixtureRequest) -> corpus.CorpusRun:
     mine = [i for i in request.session.items if getattr(getattr(i, "module", None), "__name__", "") == __name__]
     wanted = {g.key: g for item in mine for g in _gradings_for(item)}
     run = corpus.grade(list(wanted.values()))
-    request.config.pluginmanager.register(_CostSummary(run), "dripstone-course-cost")
+    lines = cost_table(list(run.costs.values()))
+    if hasattr(request.config, "workeroutput"):  # a pytest-xdist worker: the controller prints what it gets
+        request.config.workeroutput[COST_OUTPUT] = [COST_TITLE, *lines]
+    else:
+        request.config.pluginmanager.register(_CostSummary(lines), "dripstone-course-cost")
     return run
 
 
