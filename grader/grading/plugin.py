@@ -29,7 +29,6 @@ EXERCISE_HELP = "grade only tests of this exercise (function name); repeatable"
 REPORT_HELP = "write one JSON result per graded test to this file (or fd:N, an open descriptor)"
 MANIFEST_HELP = "write the graded tests (nodeid, unit, exercise, tier, points, hint) collected to this JSON file"
 
-TIERS = tuple(t.value for t in Tier)
 _RESULTS = pytest.StashKey[TestResult]()
 _CASE = pytest.StashKey[int]()  # the test's number among its exercise's tests (`python -m grader run EX --case N`)
 CASE_HELP = "with one --exercise: run only its N-th graded test (1-based, in grading order)"
@@ -65,15 +64,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(timeout.OPTION, type=float, default=0.0, help=timeout.HELP)
 
 
-MARKERS = (
-    MARK_HELP,
-    "correctness: tier: right answers on CPU",
-    "efficiency: tier: counted traffic and launches held against the unit's ledger",
-    "gpu_perf: tier: timed on a GPU against the vendor op; pending without one",
-    "exercise(name): the learner function a grading test grades",
-    "points(n): points a grading test is worth",
-    "hint(text): a question pointing at the likely bug",
-)
+MARKERS = (MARK_HELP,)  # the one marker of grading tests (grader.kit.grade); tiers are its argument
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -108,7 +99,9 @@ def _grading_markers(item: pytest.Item) -> tuple[str, str, float]:
     """(tier, exercise, points) of a grading test, from its ``@grade(...)`` marker; UsageError if wrong."""
     mark = item.get_closest_marker(GRADE_MARK)
     if mark is None:
-        return _legacy_markers(item)
+        raise pytest.UsageError(
+            f"grading test {item.nodeid}: needs @grade(<exercise>, <tier>, points=n, hint=...) from grader.kit"
+        )
     kw, unit = mark.kwargs, unit_of(item)
     if kw.get("unit") != unit:
         raise pytest.UsageError(
@@ -122,29 +115,7 @@ def _grading_markers(item: pytest.Item) -> tuple[str, str, float]:
 
 def _hint(item: pytest.Item) -> str:
     mark = item.get_closest_marker(GRADE_MARK)
-    if mark is not None:
-        return mark.kwargs.get("hint", "")
-    legacy = item.get_closest_marker("hint")
-    return legacy.args[0] if legacy else ""
-
-
-def _legacy_markers(item: pytest.Item) -> tuple[str, str, float]:
-    tiers = [t for t in TIERS if item.get_closest_marker(t)]
-    ex, pts = item.get_closest_marker("exercise"), item.get_closest_marker("points")
-    if not tiers and ex is None and pts is None:
-        raise pytest.UsageError(
-            f"grading test {item.nodeid}: needs @grade(<exercise>, <tier>, points=n, hint=...) from grader.kit"
-        )
-    problems = []
-    if len(tiers) != 1:
-        problems.append(f"needs exactly one tier marker of {TIERS}, has {tiers}")
-    if ex is None or not ex.args:
-        problems.append("needs @pytest.mark.exercise('<function name>')")
-    if pts is None or not pts.args or not pts.args[0] > 0:
-        problems.append("needs @pytest.mark.points(n) with n > 0")
-    if problems:
-        raise pytest.UsageError(f"grading test {item.nodeid}: " + "; ".join(problems))
-    return tiers[0], ex.args[0], float(pts.args[0])
+    return mark.kwargs.get("hint", "") if mark is not None else ""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -106,7 +106,3 @@ def assert_rejects_all(fn: Callable[..., Any], table: Iterable[tuple[tuple, str]
     for args, name in table:
         assert_rejects(fn, args, name)
 
-
-def assert_value_error_names(fn: Callable[..., Any], args: tuple, name: str) -> None:  # pragma: no cover
-    """Deprecated spelling of :func:`assert_rejects`, removed once every unit is on the kit."""
-    assert_rejects(fn, args, name)

@@ -6,6 +6,11 @@ import json
 
 import pytest
 
+# pytester's in-process runs put sys.modules back as they found it: a C extension first imported inside one
+# run (torch, by the gpu_perf test's GPU check) would be imported a second time by the next run and crash
+# the process. Imported here, it stays loaded across runs.
+import torch  # noqa: F401
+
 UNIT_TESTS = '''
 from grader.kit import grade, learner
 
