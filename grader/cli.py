@@ -239,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted (Ctrl-C)", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith(("grader.instructor", "grader.authoring.")):
+            print(f"`{args.command}` is an instructor tool: it is not part of the student release "
+                  "(run it in the course repository)", file=sys.stderr)
+            return 2
+        raise
 
 
 if __name__ == "__main__":

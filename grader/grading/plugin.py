@@ -64,7 +64,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(timeout.OPTION, type=float, default=0.0, help=timeout.HELP)
 
 
-MARKERS = (MARK_HELP,)  # the one marker of grading tests (grader.kit.grade); tiers are its argument
+# Every marker, registered here only: @grade, the one marker of grading tests (grader.kit.grade; tiers are
+# its argument), and slow, for engine tests that grade whole units.
+MARKERS = (MARK_HELP, "slow: engine test that grades whole units (runs in make test, skip with -m 'not slow')")
 
 
 def pytest_configure(config: pytest.Config) -> None:

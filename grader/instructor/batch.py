@@ -41,7 +41,8 @@ from pathlib import Path
 
 from grader.grading import command
 from grader.grading.results import GradeReport, Status, TestResult, Tier, gradescope
-from grader.instructor import host, sandbox, unpack
+from grader.instructor import sandbox, unpack
+from grader.tools import host
 
 LOG_CAP_BYTES = 1 << 20
 SLOTS_DIR = Path("/tmp/dripstone-slots")

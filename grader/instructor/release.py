@@ -20,6 +20,13 @@ from grader.grading.target import REPO_ROOT
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "known_wrong", "known_right")
 FORBIDDEN_DIRS = ("solutions", "kernels_ref", "known_wrong", "known_right")
+# What students do not run: instructor operations (batch, sandbox, nbgrader, release) and the course's
+# self-test corpus. `python -m grader batch` in a release says these are instructor tools (grader/cli.py).
+# The top-level grader/nbgrader_*.py are aliases of grader/instructor/: left out with it.
+GRADER_SKIP = shutil.ignore_patterns(
+    "__pycache__", "*.pyc", "instructor", "corpus.py", "known.py", "bench_batch.py", "bench_course.py",
+    "nbgrader_*.py", "BATCH.md", "NBGRADER.md",
+)
 SOLUTION_MARKER = "BEGIN SOLUTION"  # "### BEGIN SOLUTION" in Python, "// BEGIN SOLUTION" in CUDA
 
 STUDENT_MAKEFILE = """\
@@ -117,7 +124,7 @@ def build(out: Path, root: Path = REPO_ROOT) -> Release:
         raise ReleaseError(f"no solutions/ in {root}: release from the course repository (stubs are generated)")
     units = tuple(sorted(p.name for p in (root / "solutions").iterdir() if (root / "tests" / p.name).is_dir()))
     _write_stubs(root / "solutions", out, units)
-    shutil.copytree(root / "grader", out / "grader", ignore=SKIP)
+    shutil.copytree(root / "grader", out / "grader", ignore=GRADER_SKIP)
     for unit in units:
         shutil.copytree(root / "tests" / unit, out / "tests" / unit, ignore=SKIP)
     for name in ("pyproject.toml", "requirements.txt", "CONVENTIONS.md"):  # the unit READMEs link CONVENTIONS.md

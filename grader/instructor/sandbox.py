@@ -33,7 +33,7 @@ from pathlib import Path
 
 from grader.grading import command as grading_command
 from grader.grading.target import REPO_ROOT
-from grader.instructor.host import PROBE_UID, UID_BASE, gpu_device_files
+from grader.tools.host import PROBE_UID, UID_BASE, gpu_device_files
 
 SANDBOX_VENV_ENV = "DRIPSTONE_SANDBOX_VENV"
 DEFAULT_SANDBOX_VENV = Path("/opt/dripstone/venv")

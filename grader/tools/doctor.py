@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
-from grader.instructor.host import PROBE_UID, gpu_indices
+from grader.tools.host import PROBE_UID, gpu_indices
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = REPO_ROOT / "requirements.txt"
