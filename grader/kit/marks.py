@@ -16,7 +16,7 @@ import pytest
 from grader.grading.results import Tier
 
 MARK = "grade"
-MARK_HELP = "grade(exercise=, unit=, tier=, points=, hint=): what a grading test grades (grader.kit.grade)"
+MARK_HELP = "grade(exercise=, unit=, tier=, points=, hint=, validation=): what a grading test grades (grader.kit.grade)"
 
 
 class Exercise(Protocol):
@@ -52,10 +52,15 @@ def cuda_kernel(unit: str, module: str, name: str, *, kernel: str | None = None)
     return CudaKernel(unit, module, name, kernel)
 
 
-def grade(exercise: Exercise, tier: Tier | str, *, points: float, hint: str = "") -> pytest.MarkDecorator:
+def grade(
+    exercise: Exercise, tier: Tier | str, *, points: float, hint: str = "", validation: bool = False
+) -> pytest.MarkDecorator:
     """The marker of a grading test: ``@grade(softmax_fused, "correctness", points=4, hint="...")``.
 
     ``hint`` is a question that points at the likely bug (the plugin shows it on failure).
+    ``validation=True`` marks a correctness test that checks bad arguments are refused: a function that
+    only raises must not earn these points, so they are withheld while the exercise's other correctness
+    tests fail (as efficiency and gpu_perf points are).
     """
     unit, name = getattr(exercise, "unit", None), getattr(exercise, "name", None)
     if not isinstance(unit, str) or not isinstance(name, str):
@@ -66,4 +71,8 @@ def grade(exercise: Exercise, tier: Tier | str, *, points: float, hint: str = ""
         raise ValueError(f"grade({name}): tier {tier!r} is not one of {[t.value for t in Tier]}") from None
     if isinstance(points, bool) or not isinstance(points, int | float) or not points > 0:
         raise ValueError(f"grade({name}): points must be a number > 0, got {points!r}")
-    return getattr(pytest.mark, MARK)(exercise=name, unit=unit, tier=tier.value, points=float(points), hint=hint)
+    if validation and tier is not Tier.CORRECTNESS:
+        raise ValueError(f"grade({name}): validation=True is for correctness tests, not {tier.value}")
+    return getattr(pytest.mark, MARK)(
+        exercise=name, unit=unit, tier=tier.value, points=float(points), hint=hint, validation=bool(validation)
+    )
