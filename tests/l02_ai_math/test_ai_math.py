@@ -50,7 +50,8 @@ def test_strides_match_torch(shape):
     assert tuple(got) == want, f"contiguous_strides({tuple(shape)}) = {got!r}, torch says {want}"
 
 
-@grade(contiguous_strides, "correctness", points=1, hint="Raise ValueError naming the bad dimension, e.g. shape[1].")
+@grade(contiguous_strides, "correctness", points=1, hint="Raise ValueError naming the bad dimension, e.g. shape[1].",
+       validation=True)
 @pytest.mark.parametrize("shape, name", [((2, -3), "shape[1]"), ((2.0, 3), "shape[0]")])
 def test_strides_reject_bad_sizes(shape, name):
     """Negative or float sizes raise ValueError naming the dimension."""
@@ -86,7 +87,7 @@ def test_gemm_parts(m, k, n, e):
     assert_parts(gemm_ledger(m, k, n), gemm_oracle(m, k, n, 2), f"gemm_ledger({m}, {k}, {n})")
 
 
-@grade(gemm_ledger, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(gemm_ledger, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((0, 4, 4), "m"), ((4, -1, 4), "k"), ((4, 4, 4.0), "n"),
                                         ((4, 4, 4, 0), "elem_bytes")])
 def test_gemm_rejects_bad_arguments(args, name):
@@ -116,7 +117,7 @@ def test_linear_parts(t, d_in, d_out):
     assert_parts(linear_train_flops(t, d_in, d_out), want, f"linear_train_flops({t}, {d_in}, {d_out})", total="total")
 
 
-@grade(linear_train_flops, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(linear_train_flops, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((0, 4, 4), "n_tokens"), ((4, 4.0, 4), "d_in"), ((4, 4, -4), "d_out")])
 def test_linear_rejects_bad_arguments(args, name):
     """Zero, negative or float sizes raise ValueError naming the argument."""
@@ -147,7 +148,7 @@ def test_global_loss_equals_mean_over_tokens(ranks):
 
 
 @grade(global_mean_loss, "correctness", points=1,
-       hint="No tokens at all has no mean: raise ValueError naming per_rank.")
+       hint="No tokens at all has no mean: raise ValueError naming per_rank.", validation=True)
 @pytest.mark.parametrize("per_rank", [[], [(0, 1.0)], [(-2, 1.0), (5, 1.0)], [(2.5, 1.0)], [(3, math.nan)]])
 def test_global_loss_rejects_bad_input(per_rank):
     """No tokens, negative or float token counts, NaN losses raise ValueError naming per_rank."""
@@ -174,7 +175,7 @@ def test_lora_closed_form(d_in, d_out, data):
 
 
 @grade(lora_params, "correctness", points=1,
-       hint="A rank above min(d_in, d_out) is no longer low-rank: raise ValueError naming rank.")
+       hint="A rank above min(d_in, d_out) is no longer low-rank: raise ValueError naming rank.", validation=True)
 @pytest.mark.parametrize("args, name", [((4096, 4096, 0), "rank"), ((16, 4096, 32), "rank"), ((0, 8, 1), "d_in"),
                                         ((8, 8.0, 1), "d_out")])
 def test_lora_rejects_bad_arguments(args, name):
@@ -217,7 +218,7 @@ def test_to_bytes_exact(n, unit, tenths):
 
 @grade(to_bytes, "correctness", points=1,
        hint="Refuse what the table does not hold, exactly as written ('gb' is not a unit: GB or Gb?), and amounts "
-            "that are not a whole number of bytes: raise ValueError naming the argument.")
+            "that are not a whole number of bytes: raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((1, "gb"), "unit"), ((1, "GIB"), "unit"), ((1, "gigabytes"), "unit"),
                                         ((-1, "GB"), "amount"), ((0.3, "B"), "amount"), ((math.inf, "GB"), "amount"),
                                         ((0.001, "Kb"), "amount")])

@@ -69,7 +69,7 @@ def test_ledger_any_config(m):
     check_ledger(m)
 
 
-@grade(llama_param_ledger, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(llama_param_ledger, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((4096, 32, 11008, 32000, 30, 30), "n_heads"),
                                         ((4096, 32, 11008, 32000, 32, 5), "n_kv_heads"),
                                         ((4096.0, 32, 11008, 32000, 32, 32), "hidden"),
@@ -102,7 +102,7 @@ def test_params_any_config(m):
                  why="tying removes the LM head's vocab × hidden")
 
 
-@grade(llama_params, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(llama_params, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((4096, 32, 11008, 32000, 30, 30), "n_heads"),
                                         ((4096, 32, 11008, -1, 32, 32), "vocab"),
                                         ((4096, 32, 11008.0, 32000, 32, 32), "ffn_hidden")])
@@ -141,7 +141,7 @@ def test_kv_closed_form(layers, kv, d, elem):
 
 
 @grade(kv_bytes_per_token, "correctness", points=1,
-       hint="Raise ValueError naming the argument; element sizes are int bytes.")
+       hint="Raise ValueError naming the argument; element sizes are int bytes.", validation=True)
 @pytest.mark.parametrize("args, name", [((0, 8, 128, 2), "n_layers"), ((32, 0, 128, 2), "n_kv_heads"),
                                         ((32, 8, -128, 2), "head_dim"), ((32, 8, 128, 0.5), "elem_bytes")])
 def test_kv_rejects_bad_arguments(args, name):
@@ -184,7 +184,7 @@ def test_shapes_any_config(b, s, m):
     check_shapes(b, s, m)
 
 
-@grade(block_shapes, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(block_shapes, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((0, 16, 64, 4, 2, 128), "batch"), ((2, 16, 64, 4, 3, 128), "n_kv_heads"),
                                         ((2, 16, 64, 5, 5, 128), "n_heads"), ((2, 16.0, 64, 4, 2, 128), "seq_len")])
 def test_shapes_rejects_bad_arguments(args, name):

@@ -45,7 +45,7 @@ def test_flops_closed_form(n, d, recompute):
 
 
 @grade(training_flops, "correctness", points=1,
-       hint="Raise ValueError naming the argument; counts are ints (70_000_000_000, not 70e9).")
+       hint="Raise ValueError naming the argument; counts are ints (70_000_000_000, not 70e9).", validation=True)
 @pytest.mark.parametrize("args, name", [((70e9, T2), "n_params"), ((-1, T2), "n_params"), ((B70, -5), "n_tokens"),
                                         ((B70, 2.0e12), "n_tokens")])
 def test_flops_rejects_bad_arguments(args, name):
@@ -73,7 +73,7 @@ def test_mfu_closed_form(rate, n, gpus, peak):
     assert_number(mfu(rate, n, gpus, peak), 6 * n * rate / (gpus * peak), f"mfu({rate!r}, {n}, {gpus}, {peak!r})")
 
 
-@grade(mfu, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(mfu, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((1e4, B70, 0, 989e12), "n_gpus"), ((1e4, B70, 64, 0.0), "peak_flops"),
                                         ((-1.0, B70, 64, 989e12), "tokens_per_s"),
                                         ((1e4, 7e10, 64, 989e12), "n_params")])
@@ -101,7 +101,7 @@ def test_days_closed_form(n, d, gpus, util, peak):
     assert_number(training_days(n, d, gpus, peak, util), want, f"training_days({n}, {d}, {gpus}, {peak!r}, {util!r})")
 
 
-@grade(training_days, "correctness", points=1, hint="MFU is a fraction in (0, 1]: 0.5, never 50.")
+@grade(training_days, "correctness", points=1, hint="MFU is a fraction in (0, 1]: 0.5, never 50.", validation=True)
 @pytest.mark.parametrize("args, name", [((B70, T2, 512, 989e12, 50), "mfu"), ((B70, T2, 512, 989e12, 0.0), "mfu"),
                                         ((B70, T2, 0, 989e12, 0.5), "n_gpus"),
                                         ((70e9, T2, 512, 989e12, 0.5), "n_params")])
@@ -145,7 +145,8 @@ def test_activations_parts(s, b, h, a, store):
     check_activations(s, b, h, a, store)
 
 
-@grade(activation_bytes_per_layer, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(activation_bytes_per_layer, "correctness", points=1, hint="Raise ValueError naming the argument.",
+       validation=True)
 @pytest.mark.parametrize("args, name", [((-1, 1, 4096, 32), "seq_len"), ((2048, 1.0, 4096, 32), "batch"),
                                         ((2048, 1, 0, 32), "hidden"), ((2048, 1, 4096, 0), "n_heads")])
 def test_activations_rejects_bad_arguments(args, name):

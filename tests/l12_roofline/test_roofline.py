@@ -46,7 +46,7 @@ def test_ridge_units(peak, bw):
     assert ridge_point(peak, bw * 2) < got, "doubling the bandwidth should lower the ridge point"
 
 
-@grade(ridge_point, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(ridge_point, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((0.0, 3.35e12), "peak_flops"), ((989e12, 0.0), "mem_bw"),
                                         ((989e12, -1.0), "mem_bw"), ((math.inf, 3.35e12), "peak_flops")])
 def test_ridge_rejects_bad_arguments(args, name):
@@ -76,7 +76,7 @@ def test_attainable_is_the_lower_roof(intensity, peak, bw):
     assert attainable_flops(intensity * 2, peak, bw) >= got, "a higher intensity can never attain less"
 
 
-@grade(attainable_flops, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(attainable_flops, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((-1.0, 989e12, 3.35e12), "intensity"), ((1.0, 0.0, 3.35e12), "peak_flops"),
                                         ((1.0, 989e12, 0.0), "mem_bw"), ((math.nan, 989e12, 3.35e12), "intensity")])
 def test_attainable_rejects_bad_arguments(args, name):
@@ -109,7 +109,7 @@ def test_gemm_intensity_closed_form(m, k, n, elem):
 
 
 @grade(gemm_intensity, "correctness", points=1,
-       hint="Raise ValueError naming the argument; element sizes are int bytes.")
+       hint="Raise ValueError naming the argument; element sizes are int bytes.", validation=True)
 @pytest.mark.parametrize("args, name", [((0, 64, 64, 2), "m"), ((64, -1, 64, 2), "k"), ((64, 64, 0, 2), "n"),
                                         ((64, 64, 64, 0), "elem_bytes"), ((64, 64, 64, 2.0), "elem_bytes")])
 def test_gemm_intensity_rejects_bad_arguments(args, name):
@@ -143,7 +143,7 @@ def test_bank_matches_a_simulated_warp(stride):
                  why="the busiest bank's distinct words, simulated over 32 threads")
 
 
-@grade(bank_conflict_degree, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(bank_conflict_degree, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("stride", [-1, 1.5, 2.0])
 def test_bank_rejects_bad_arguments(stride):
     """Negative or non-int strides raise ValueError naming stride_words."""

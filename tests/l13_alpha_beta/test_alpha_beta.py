@@ -47,7 +47,7 @@ def test_transfer_closed_form_monotonic(s, alpha, beta):
 
 
 @grade(transfer_time, "correctness", points=1,
-       hint="Raise ValueError naming the argument; sizes are int bytes, not GB floats.")
+       hint="Raise ValueError naming the argument; sizes are int bytes, not GB floats.", validation=True)
 @pytest.mark.parametrize("args, name", [((-1, 5e-6, IB), "message_bytes"), ((14.0, 5e-6, IB), "message_bytes"),
                                         ((1024, -1e-6, IB), "alpha_s"), ((1024, 5e-6, 0), "beta_bytes_per_s")])
 def test_transfer_rejects_bad_arguments(args, name):
@@ -74,7 +74,7 @@ def test_crossover_balances_the_terms(alpha, beta):
     assert_number(s / beta, alpha, f"crossover_bytes({alpha!r}, {beta!r}) / β")
 
 
-@grade(crossover_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(crossover_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((-5e-6, IB), "alpha_s"), ((5e-6, 0.0), "beta_bytes_per_s"),
                                         ((5e-6, -IB), "beta_bytes_per_s")])
 def test_crossover_rejects_bad_arguments(args, name):
@@ -116,7 +116,8 @@ def test_fit_is_least_squares_on_noisy_times(alpha, beta, seed, n):
     assert_number(got[1], 1 / slope, f"{what} beta_bytes_per_s", rel=1e-5)
 
 
-@grade(fit_alpha_beta, "correctness", points=1, hint="A line needs two distinct sizes; the two lists must pair up.")
+@grade(fit_alpha_beta, "correctness", points=1, hint="A line needs two distinct sizes; the two lists must pair up.",
+       validation=True)
 @pytest.mark.parametrize("args, name", [(([1024, 2048], [1e-6]), "sizes"), (([1024, 1024], [1e-6, 2e-6]), "sizes"),
                                         (([1024.0, 2048.0], [1e-6, 2e-6]), "sizes"),
                                         (([1024, 2048], [2e-6, 1e-6]), "slope")])
@@ -151,7 +152,7 @@ def test_ring_time_closed_form(s, n, alpha, beta):
     assert ring_allreduce_time(s, n + 1, alpha, beta) >= got * (1 - 1e-12), "one more rank made the ring faster"
 
 
-@grade(ring_allreduce_time, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(ring_allreduce_time, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((-1, 8, 1e-6, IB), "message_bytes"), ((1.5 * GiB, 8, 1e-6, IB),
                          "message_bytes"), ((GiB, 0, 1e-6, IB), "n_ranks"), ((GiB, 8, 1e-6, -IB), "beta_bytes_per_s")])
 def test_ring_time_rejects_bad_arguments(args, name):
@@ -197,7 +198,8 @@ def test_hierarchical_parts(s, n, g):
                       "the NIC)")
 
 
-@grade(hierarchical_allreduce_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(hierarchical_allreduce_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.",
+       validation=True)
 @pytest.mark.parametrize("args, name", [((-1, 4, 8), "message_bytes"), ((1.0 * GiB, 4, 8), "message_bytes"),
                                         ((GiB, 0, 8), "n_nodes"), ((GiB, 4, 0), "gpus_per_node")])
 def test_hierarchical_rejects_bad_arguments(args, name):

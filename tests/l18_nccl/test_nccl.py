@@ -57,7 +57,7 @@ def test_ring_bytes_closed_form_and_limit(m, p):
 
 
 @grade(ring_allreduce_bytes_per_rank, "correctness", points=1,
-       hint="Raise ValueError naming the argument; a byte count is an int, never 1.5 (GiB).")
+       hint="Raise ValueError naming the argument; a byte count is an int, never 1.5 (GiB).", validation=True)
 @pytest.mark.parametrize("args, name", [((-1, 8), "message_bytes"), ((1.5 * GiB, 8), "message_bytes"),
                                         ((1.5, 8), "message_bytes"), ((GiB, 0), "n_ranks"), ((GiB, 2.0), "n_ranks")])
 def test_ring_bytes_rejects_bad_arguments(args, name):
@@ -99,7 +99,7 @@ def test_busbw_allreduce_factor_tends_to_two():
 
 
 @grade(bus_bandwidth, "correctness", points=1,
-       hint="Raise ValueError naming the argument; only the six nccl-tests collectives are known.")
+       hint="Raise ValueError naming the argument; only the six nccl-tests collectives are known.", validation=True)
 @pytest.mark.parametrize("args, name", [((1e9, 8, "allreduce"), "collective"), ((1e9, 8, "send"), "collective"),
                                         ((1e9, 0, "all_reduce"), "n_ranks"), ((-1.0, 8, "broadcast"), "alg_bw")])
 def test_busbw_rejects_bad_arguments(args, name):
@@ -142,7 +142,8 @@ def test_ring_vs_tree_closed_form(s, p, alpha, beta):
     assert one == {"ring": 0.0, "tree": 0.0}, f"one rank: {one!r}, expected both 0.0"
 
 
-@grade(allreduce_algorithm_times, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(allreduce_algorithm_times, "correctness", points=1, hint="Raise ValueError naming the argument.",
+       validation=True)
 @pytest.mark.parametrize("args, name", [((-5, 8, ALPHA, BETA), "message_bytes"), ((64.0 * MiB, 8, ALPHA, BETA),
                          "message_bytes"), ((MiB, 0, ALPHA, BETA), "n_ranks"), ((MiB, 8, -1e-6, BETA), "alpha_s"),
                          ((MiB, 8, ALPHA, 0.0), "beta_bytes_per_s")])
@@ -180,7 +181,7 @@ def test_protocol_matches_model(s):
     assert best_protocol(s) == model_best(s), f"best_protocol({s}) = {best_protocol(s)!r}, expected {model_best(s)!r}"
 
 
-@grade(best_protocol, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(best_protocol, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((-1,), "message_bytes"), ((0.5 * MiB,), "message_bytes")])
 def test_protocol_rejects_bad_arguments(args, name):
     """Negative or float sizes raise ValueError naming the argument."""

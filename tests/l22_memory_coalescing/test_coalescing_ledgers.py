@@ -51,7 +51,8 @@ def test_sectors_any_stride_and_width(stride, elem_bytes):
                  f"warp_sectors({stride}, elem_bytes={elem_bytes})", why="every byte of each thread's element")
 
 
-@grade(warp_sectors, "correctness", points=1, hint="What should a negative stride or a 0-byte element mean?")
+@grade(warp_sectors, "correctness", points=1, hint="What should a negative stride or a 0-byte element mean?",
+       validation=True)
 def test_sectors_rejects_bad_arguments():
     for args in [(-1, 4), (1, 0), (1.5, 4), (True, 4)]:
         assert_rejects(warp_sectors, args, None)
@@ -121,7 +122,8 @@ def test_occupancy_any_configuration(threads, regs, smem, gpu):
     assert_exact(blocks_per_sm(threads, regs, smem, gpu), blocks, f"blocks_per_sm({threads}, {regs}, {smem}, {gpu!r})")
 
 
-@grade(occupancy, "correctness", points=1, hint="A block that cannot fit on an SM at all has no occupancy: say so.")
+@grade(occupancy, "correctness", points=1, hint="A block that cannot fit on an SM at all has no occupancy: say so.",
+       validation=True)
 def test_occupancy_rejects_impossible_blocks():
     for args in [(2048, 32, 0, "A100-80G"), (256, 256, 0, "A100-80G"), (256, 32, 164 * 1024, "A100-80G"),
                  (0, 32, 0, "A100-80G"), (256, 32, 0, "V100")]:

@@ -128,7 +128,8 @@ def test_ledger_closed_form(rows, cols, elem, algorithm):
                  why=f"{READS[algorithm]} reads of x and one write of y", unit="B")
 
 
-@grade(softmax_hbm_bytes, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.")
+@grade(softmax_hbm_bytes, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.",
+       validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [((-1, 10, 4, "fused"), "n_rows"), ((1, -5, 4, "fused"), "n_cols"), ((1, 10, 0, "fused"), "elem_bytes"),

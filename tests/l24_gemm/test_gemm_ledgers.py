@@ -54,7 +54,8 @@ def test_tile_intensity_is_flops_over_bytes_of_a_k_step(bm, bn, b, bk):
                   rel=1e-12)
 
 
-@grade(tile_intensity, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.")
+@grade(tile_intensity, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.",
+       validation=True)
 @pytest.mark.parametrize("args, name", [((0, 128, 4), "block_m"), ((128, -1, 4), "block_n"),
                                         ((128, 128, 0), "elem_bytes"), ((128.0, 128, 4), "block_m")])
 def test_tile_intensity_rejects_bad_arguments(args, name):
@@ -99,7 +100,8 @@ def test_tiled_gemm_equals_tile_by_tile_count(m, n, k, bm, bn, b):
                  why=f"A read ceil(n/block_n) = {-(-n // bn)}×, B read ceil(m/block_m) = {-(-m // bm)}×, C once")
 
 
-@grade(tiled_gemm_hbm_bytes, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.")
+@grade(tiled_gemm_hbm_bytes, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.",
+       validation=True)
 @pytest.mark.parametrize("args, name", [((0, 8, 8, 4, 4, 2), "m"), ((8, 8, -8, 4, 4, 2), "k"),
                                         ((8, 8, 8, 0, 4, 2), "block_m"), ((8, 8, 8, 4, 4, 2.0), "elem_bytes")])
 def test_tiled_gemm_rejects_bad_arguments(args, name):

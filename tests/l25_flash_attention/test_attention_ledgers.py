@@ -47,7 +47,8 @@ def test_standard_attention_closed_form(n, d, b):
                  unit="B", why="S and P written and read once each; Q, K, V read once; O written once")
 
 
-@grade(attention_hbm_bytes, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.")
+@grade(attention_hbm_bytes, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.",
+       validation=True)
 @pytest.mark.parametrize("args, name", [((0, 64, 2), "n"), ((64, -1, 2), "d"), ((64, 64, 2.0), "elem_bytes")])
 def test_standard_attention_rejects_bad_arguments(args, name):
     """Zero, negative or float sizes raise ValueError naming the argument."""
@@ -80,7 +81,7 @@ def test_flash_closed_form(n, d, bm, b):
 
 
 @grade(flash_attention_hbm_bytes, "correctness", points=1,
-       hint="Raise ValueError with the argument's name in the message.")
+       hint="Raise ValueError with the argument's name in the message.", validation=True)
 @pytest.mark.parametrize("args, name", [((0, 64, 64, 2), "n"), ((64, 64, 0, 2), "block_m"),
                                         ((64, 64, 64.0, 2), "block_m"), ((64, 64, 64, -2), "elem_bytes")])
 def test_flash_rejects_bad_arguments(args, name):
@@ -115,7 +116,8 @@ def test_sram_closed_form(bm, bn, d, b):
                  unit="B", why="one Q tile of block_m rows, one K and one V tile of block_n rows")
 
 
-@grade(sram_tile_bytes, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.")
+@grade(sram_tile_bytes, "correctness", points=1, hint="Raise ValueError with the argument's name in the message.",
+       validation=True)
 @pytest.mark.parametrize("args, name", [((0, 64, 64, 2), "block_m"), ((64, 64, 64, 0), "elem_bytes"),
                                         ((64, 64.5, 64, 2), "block_n")])
 def test_sram_rejects_bad_arguments(args, name):

@@ -46,7 +46,7 @@ def test_swiglu_rounds_up_to_the_multiple(h, multiple, mult):
     assert target <= got < target + multiple, f"swiglu_hidden({h}, {multiple}, {mult}) = {got}, target {target}"
 
 
-@grade(swiglu_hidden, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(swiglu_hidden, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((0,), "hidden"), ((4096.0,), "hidden"), ((4096, 0), "multiple_of"),
                                         ((4096, 256, -1.0), "ffn_dim_multiplier")])
 def test_swiglu_rejects_bad_arguments(args, name):
@@ -93,7 +93,7 @@ def test_layer_builds_released_models(key):
                  why="the released parameter count")
 
 
-@grade(gqa_layer_params, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(gqa_layer_params, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((4096, 32, 5, 14336), "n_kv_heads"), ((4096, 30, 30, 14336), "n_heads"),
                                         ((4096, 32, 8, 0), "ffn_hidden"), ((4096.0, 32, 8, 14336), "hidden")])
 def test_layer_rejects_bad_arguments(args, name):
@@ -129,7 +129,7 @@ def test_rope_every_frequency(half, base):
         assert_number(theta, base ** (-2 * i / d), f"rope_inv_freq({d}, {base!r})[{i}]")
 
 
-@grade(rope_inv_freq, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(rope_inv_freq, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((127,), "head_dim"), ((0,), "head_dim"), ((128, 0.0), "base"),
                                         ((128.0,), "head_dim")])
 def test_rope_rejects_bad_arguments(args, name):
@@ -158,7 +158,7 @@ def test_ntk_interpolates_the_slowest_pair(base, alpha, half):
     assert_number(slowest_new, slowest_old / alpha, f"θ_(d/2-1) with ntk_scaled_base({base!r}, {alpha!r}, {d})")
 
 
-@grade(ntk_scaled_base, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(ntk_scaled_base, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((10_000.0, 0.5, 128), "alpha"), ((10_000.0, 4.0, 2), "head_dim"),
                                         ((10_000.0, 4.0, 127), "head_dim"), ((-1.0, 4.0, 128), "base")])
 def test_ntk_rejects_bad_arguments(args, name):
@@ -189,7 +189,8 @@ def test_decode_intensity_scales_with_group(kv, group, elem):
     assert_number(got, group * decode_attention_intensity(kv, kv, elem), f"GQA/MHA ratio for G = {group}", rel=REL)
 
 
-@grade(decode_attention_intensity, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(decode_attention_intensity, "correctness", points=1, hint="Raise ValueError naming the argument.",
+       validation=True)
 @pytest.mark.parametrize("args, name", [((32, 5), "n_kv_heads"), ((0, 1), "n_heads"), ((32, 8, 0), "elem_bytes"),
                                         ((32, 8, 2.0), "elem_bytes")])
 def test_decode_intensity_rejects_bad_arguments(args, name):

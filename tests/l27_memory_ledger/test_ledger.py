@@ -61,7 +61,8 @@ def test_training_memory_any_precision(n, w, g, o):
     )
 
 
-@grade(training_memory, "correctness", points=1, hint="Raise ValueError naming the argument; is 7e9 an int?")
+@grade(training_memory, "correctness", points=1, hint="Raise ValueError naming the argument; is 7e9 an int?",
+       validation=True)
 @pytest.mark.parametrize(
     "args, kwargs, name",
     [
@@ -117,7 +118,8 @@ def test_activations_closed_form_and_order(b, s, d, h):
     assert got["full"] <= got["selective"] <= got["none"], f"recompute saves nothing: {got}"
 
 
-@grade(activation_bytes_per_layer, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(activation_bytes_per_layer, "correctness", points=1, hint="Raise ValueError naming the argument.",
+       validation=True)
 @pytest.mark.parametrize(
     "args, kwargs, name",
     [
@@ -173,7 +175,7 @@ def test_kv_closed_form(layers, heads, dim, s, b, e):
 
 
 @grade(kv_cache_bytes, "correctness", points=1,
-       hint="Raise ValueError naming the argument; is 10.0 GiB a number of bytes?")
+       hint="Raise ValueError naming the argument; is 10.0 GiB a number of bytes?", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -210,7 +212,7 @@ def test_attention_share_closed_form(layers, d, p, s):
 
 
 @grade(attention_flops_share, "correctness", points=1,
-       hint="A share of zero weight FLOPs means nothing: which arguments must be at least 1?")
+       hint="A share of zero weight FLOPs means nothing: which arguments must be at least 1?", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [

@@ -77,7 +77,7 @@ def test_zero_memory_closed_form_and_order(n, gpus, w, g, o):
 
 
 @grade(zero_memory_per_gpu, "correctness", points=1,
-       hint="Raise ValueError naming the argument: zero GPUs, stage 4, a float parameter count.")
+       hint="Raise ValueError naming the argument: zero GPUs, stage 4, a float parameter count.", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -129,7 +129,7 @@ def test_zero_comm_closed_form(n, gpus, w, g):
         assert 2 * got[3] == 3 * got[0], f"stage 3 should send 3/2 of DDP's bytes, got {got[3]} vs {got[0]}"
 
 
-@grade(zero_comm_bytes_per_gpu, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(zero_comm_bytes_per_gpu, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -197,7 +197,7 @@ def test_fsdp_peak_closed_form(units, gpus, prefetch, w):
     )
 
 
-@grade(fsdp_peak_param_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(fsdp_peak_param_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize(
     "args, kwargs, name",
     [

@@ -55,7 +55,8 @@ def test_time_fraction_closed_form_and_limits(p, m, v):
     assert pipeline_bubble_time_fraction(p, 10**9, v) < 1e-7, "the bubble must vanish as m grows"
 
 
-@grade(pipeline_bubble_time_fraction, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(pipeline_bubble_time_fraction, "correctness", points=1, hint="Raise ValueError naming the argument.",
+       validation=True)
 @pytest.mark.parametrize(
     "args, name", [((0, 16), "p"), ((4, 0), "m"), ((4, 16, 0), "v"), ((4.0, 16), "p"), ((4, 16.5), "m")]
 )
@@ -90,7 +91,7 @@ def test_ratio_closed_form_and_consistency(p, m, v):
     assert_fraction(got, f / (1 - f), f"pipeline_bubble_ratio({p}, {m}, {v}) vs the time fraction {f}")
 
 
-@grade(pipeline_bubble_ratio, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(pipeline_bubble_ratio, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [((0, 16), "p"), ((4, 0), "m"), ((4, 16, -1), "v"), ((4, 16.0), "m")])
 def test_ratio_rejects_bad_arguments(args, name):
     assert_rejects(pipeline_bubble_ratio, args, name)
@@ -178,7 +179,7 @@ def test_schedule_runs_with_the_1f1b_bubble(p, m):
 
 
 @grade(one_f_one_b_schedule, "correctness", points=1,
-       hint="Raise ValueError naming the argument: which stages exist in a p-stage pipeline?")
+       hint="Raise ValueError naming the argument: which stages exist in a p-stage pipeline?", validation=True)
 @pytest.mark.parametrize(
     "args, name", [((4, 8, 4), "stage"), ((4, 8, -1), "stage"), ((4, 0, 0), "m"), ((0, 8, 0), "p")]
 )
@@ -235,7 +236,7 @@ def test_groups_closed_form(tp, pp, dp):
 
 
 @grade(megatron_groups, "correctness", points=1,
-       hint="Raise ValueError naming the argument: can 60 ranks hold tp=8 × pp=4?")
+       hint="Raise ValueError naming the argument: can 60 ranks hold tp=8 × pp=4?", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -284,7 +285,8 @@ def test_tp_traffic_closed_form(b, s, h, tp, e):
                  why="4 all-reduces × 2·(tp − 1)·ceil(b·s·h·e / tp)", unit="B")
 
 
-@grade(tp_allreduce_bytes_per_layer, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(tp_allreduce_bytes_per_layer, "correctness", points=1, hint="Raise ValueError naming the argument.",
+       validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [

@@ -89,7 +89,7 @@ def test_roofline_closed_form(t, gpu, e):
     )
 
 
-@grade(step_roofline, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(step_roofline, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -141,7 +141,7 @@ def test_decode_closed_form(p, b, ctx, kv, gpu, w):
     )
 
 
-@grade(decode_step_seconds, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(decode_step_seconds, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -197,7 +197,8 @@ def test_metrics_any_trace(arrival, wait, gaps):
 
 
 @grade(request_metrics, "correctness", points=1,
-       hint="Raise ValueError naming the argument: no tokens, tokens out of order, a token before arrival.")
+       hint="Raise ValueError naming the argument: no tokens, tokens out of order, a token before arrival.",
+       validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -247,7 +248,7 @@ def test_goodput_closed_form(reqs, ttft, tpot, duration):
     assert got <= len(reqs) / duration + 1e-12, f"goodput {got!r} req/s exceeds the raw rate {len(reqs) / duration!r}"
 
 
-@grade(goodput_rps, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(goodput_rps, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -295,7 +296,7 @@ def test_percentile_closed_form(values, q):
     )
 
 
-@grade(percentile_nearest_rank, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(percentile_nearest_rank, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize("args, name", [(([], 50), "values"), (([1.0], 0), "q"), (([1.0], 101), "q")])
 def test_percentile_rejects_bad_arguments(args, name):
     assert_rejects(percentile_nearest_rank, args, name)

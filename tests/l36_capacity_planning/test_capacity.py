@@ -59,7 +59,7 @@ def test_kv_per_gpu_closed_form(layers, heads, dim, tp, e):
 
 
 @grade(kv_bytes_per_token_per_gpu, "correctness", points=1,
-       hint="Raise ValueError naming the argument: can 8 KV heads be split over 3 GPUs?")
+       hint="Raise ValueError naming the argument: can 8 KV heads be split over 3 GPUs?", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -115,7 +115,7 @@ def test_pool_closed_form(gpu, util, w, rt):
 
 
 @grade(kv_pool_bytes, "correctness", points=1,
-       hint="Raise ValueError naming the argument; and when the weights leave no pool at all?")
+       hint="Raise ValueError naming the argument; and when the weights leave no pool at all?", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -152,7 +152,7 @@ def test_b_max_closed_form(pool, kv, s):
     assert got * kv * s <= pool < (got + 1) * kv * s, f"b_max({pool}, {kv}, {s}) = {got}: not the most that fit"
 
 
-@grade(b_max, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(b_max, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -232,7 +232,8 @@ def test_cluster_closed_form(qps, s_gen, ttft, tpot, tps, node_b, gpus, headroom
     )
 
 
-@grade(cluster_size, "correctness", points=1, hint="Raise ValueError naming the argument: can a margin be below 1?")
+@grade(cluster_size, "correctness", points=1, hint="Raise ValueError naming the argument: can a margin be below 1?",
+       validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [

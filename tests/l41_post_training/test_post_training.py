@@ -75,7 +75,7 @@ def test_rlhf_any_size(n, algorithm, frozen):
     check_rlhf(rlhf_static_bytes(n, algorithm, frozen_reference=frozen), n, algorithm, frozen)
 
 
-@grade(rlhf_static_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(rlhf_static_bytes, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -118,7 +118,7 @@ def test_lora_closed_form(layers, shapes, rank):
                  why="layers · Σ rank·(d_in + d_out)")
 
 
-@grade(lora_params, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(lora_params, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -182,7 +182,7 @@ def test_gae_closed_form(rv, gamma, lam):
 
 
 @grade(gae_advantages, "correctness", points=1,
-       hint="Raise ValueError naming the argument: how many values does a T-step trajectory need?")
+       hint="Raise ValueError naming the argument: how many values does a T-step trajectory need?", validation=True)
 @pytest.mark.parametrize(
     "args, name",
     [
@@ -236,7 +236,7 @@ def test_grpo_closed_form(g, n_groups, data, eps):
     assert_list(got, grpo(rewards, g, eps), f"grpo_advantages({rewards}, {g}, eps={eps})")
 
 
-@grade(grpo_advantages, "correctness", points=1, hint="Raise ValueError naming the argument.")
+@grade(grpo_advantages, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
 @pytest.mark.parametrize(
     "args, kwargs, name",
     [
