@@ -18,6 +18,8 @@ Tensors and kernels (import torch on first use)
     assert_close(actual, expected, *, dtype, what)     per-dtype tolerances, first mismatching index
     describe(t), Tolerance, TOLERANCES
     count_traffic()                                    bytes loaded and stored, launches, bounds-checked
+    TiledLedger.of(formula, dims, blocks, ...), assert_tiled_loads(t, ledger, what)  a tiled kernel's loads
+                                        between the masked and the padded ledger (tails padded: a note)
     logits, logit_cases, LogitCase                     hypothesis strategies with tails and hostile values
 
 The gpu_perf tier
@@ -43,6 +45,7 @@ from grader.kit.checks import (
     human_bytes,
 )
 from grader.kit.marks import CudaKernel, cuda_kernel, grade
+from grader.kit.traffic_ledger import TiledLedger, TrafficMismatch, assert_tiled_loads
 
 # Names that need torch, imported when a test first asks for them.
 _LAZY = {
@@ -62,11 +65,14 @@ _LAZY_MODULES = {"perf": "grader.kernels.perf", "cuda": "grader.kernels.cuda"}
 __all__ = [
     "CudaKernel",
     "LearnerFunction",
+    "TiledLedger",
+    "TrafficMismatch",
     "assert_exact",
     "assert_number",
     "assert_parts",
     "assert_rejects",
     "assert_rejects_all",
+    "assert_tiled_loads",
     "cuda_kernel",
     "grade",
     "human_bytes",
