@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +50,8 @@ DENIED_MODULES = frozenset(
         *("copyreg", "code", "codeop", "runpy", "pkgutil", "zipimport", "weakref", "atexit"),
         *("threading", "_thread", "multiprocessing", "subprocess", "signal", "faulthandler", "trace", "tracemalloc"),
         *("grader", "pytest", "_pytest", "hypothesis", "unittest", "traffic", "guard"),
+        # deserialization that runs code (class 3): a pickle stream can call anything when loaded
+        *("_pickle", "shelve", "dill", "cloudpickle", "joblib", "jsonpickle", "yaml", "copy"),
     }
 )
 DENIED_NAMES = {
@@ -74,12 +77,24 @@ DENIED_NAMES = {
     "__cuda_array_interface__": "hands raw memory to another library",
     "__loader__": "reaches the import machinery",
     "__spec__": "reaches the import machinery",
+    "JITFunction": "the Triton interpreter's machinery",
+    "InterpretedFunction": "the Triton interpreter's machinery",
+    "GridExecutor": "the Triton interpreter's machinery",
+    "TensorHandle": "the Triton interpreter's backing arrays",
 }
+# Reflective builtins: fine when called with a literal name (checked below), refused as values
+# (``get = getattr``, ``functools.reduce(getattr, ...)``, ``map(getattr, ...)``), which hides the name.
+REFLECTIVE_BUILTINS = frozenset({"getattr", "hasattr", "type", "dir", "id"})
+CODE_CARRYING = "deserialization that can run code"
 DENIED_ATTRS = {
     "overrides": "torch.overrides holds the kernel guard's machinery",
     "interpreter": "the Triton interpreter's hooks count and bounds-check traffic",
     "modules": "sys.modules reaches the grader's modules",
     "ctypeslib": "reads raw memory",
+    "handle": "the Triton interpreter's backing array of a tile: compute with tl.* in the kernel",
+    **dict.fromkeys(("serialization", "package", "PackageImporter", "read_pickle", "unsafe_load", "full_load",
+                     "loads", "load_state_dict_from_url", "load_url"), CODE_CARRYING),
+    **{k: DENIED_NAMES[k] for k in ("JITFunction", "InterpretedFunction", "GridExecutor", "TensorHandle")},
     **dict.fromkeys(("Stream", "ExternalStream", "StreamContext", "stream", "set_stream"),
                     "work on another CUDA stream escapes gpu_perf's timing (events on the current stream)"),
     **dict.fromkeys(("f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame"),
@@ -99,7 +114,43 @@ DENIED_DUNDER_ATTRS = frozenset(
         *("__array_interface__", "__array_struct__", "__cuda_array_interface__"),
     }
 )
-DENIED_METHODS = frozenset({"__torch_function__", "__torch_dispatch__"})
+DENIED_METHODS = {
+    "__torch_function__": "hooks torch's dispatch, where the kernel guard lives",
+    "__torch_dispatch__": "hooks torch's dispatch, where the kernel guard lives",
+    **dict.fromkeys(("__reduce__", "__reduce_ex__", "__setstate__", "__getstate__", "__getnewargs__",
+                     "__getnewargs_ex__"), "runs code when the object is unpickled or copied (" + CODE_CARRYING + ")"),
+    **dict.fromkeys(("__getattr__", "__getattribute__", "__array_function__", "__array_ufunc__"),
+                    "hooks attribute access or NumPy dispatch"),
+}
+# What a @triton.jit body may call besides tl.* and jit functions: compile-time helpers on ints and
+# the exceptions a stub raises. Under the interpreter a kernel body is Python: anything else would be
+# host code (NumPy on the tile's backing array, torch) whose loads and stores still match the ledger.
+JIT_BUILTINS = frozenset(
+    {
+        *("range", "float", "int", "bool", "min", "max", "len", "abs", "isinstance", "tuple", "print"),
+        *("NotImplementedError", "ValueError", "AssertionError", "TypeError"),
+    }
+)
+# Methods of a Triton tile (triton.language.core.tensor) and of block pointers / tensor descriptors.
+TILE_METHODS = frozenset(
+    {
+        *("T", "abs", "advance", "argmax", "argmin", "associative_scan", "atomic_add", "atomic_and", "atomic_cas"),
+        *("atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "broadcast_to", "cast", "cdiv"),
+        *("ceil", "cos", "cumprod", "cumsum", "erf", "exp", "exp2", "expand_dims", "flip", "floor", "gather"),
+        *("histogram", "log", "log2", "logical_and", "logical_or", "max", "min", "permute", "ravel", "reduce"),
+        *("reduce_or", "reshape", "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn"),
+        *("store", "load", "sum", "to", "trans", "view", "xor_sum"),
+    }
+)
+# Statements a kernel body has no use for; each runs host code under the interpreter.
+NOT_KERNEL_CODE = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith,
+                   ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Await, ast.Yield, ast.YieldFrom,
+                   ast.Try, ast.Match)
+HOST_IN_KERNEL = "host code inside a @triton.jit kernel: a kernel body calls only tl.*, other jit functions " \
+    "and range/min/max on constants"
+LOADERS = frozenset({"torch.load", "torch.serialization.load", "numpy.load"})
+TRITON_JIT = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
+_FORMAT_ATTR = re.compile(r"\{[^{}]*(\.\s*_|\[\s*['\"]?_)")  # "{0._C}".format(torch): attribute access by string
 SELF_NAMES = frozenset({"self", "cls"})
 NOT_NEEDED = "reflection, process internals or the grader: not needed by a kernel"
 MACHINERY = "the machinery the grader's kernel checks live in"
@@ -133,6 +184,14 @@ def _dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts)) or type(node).__name__
 
 
+def _is_true(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _is_false(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
 def _root_name(node: ast.AST) -> str | None:
     while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
         node = node.func if isinstance(node, ast.Call) else node.value
@@ -164,6 +223,8 @@ class _Scope:
     findings: list[Finding] = field(default_factory=list)
     refs: set[str] = field(default_factory=set)  # names, and "alias.attr" for module attributes
     defines: set[str] = field(default_factory=set)
+    # calls from a jit body to a name imported from another file: fine only if it is a jit function there
+    jit_imports: list[tuple[str, str | None, str, Finding]] = field(default_factory=list)
 
 
 class _FileAudit(ast.NodeVisitor):
@@ -174,6 +235,10 @@ class _FileAudit(ast.NodeVisitor):
         self.scope = _Scope()
         self.depth = 0  # inside how many function bodies: 0 is code that runs when the module is imported
         self.at_import = _Scope()  # what import-time code (module level, decorators, defaults) uses
+        self.jit_names: set[str] = set()  # functions of this file made @triton.jit
+        self.top_defs: set[str] = set()
+        self.jit_uses: set[int] = set()  # ids of the nodes that spell triton.jit as a decorator or a call
+        self.called: set[int] = set()  # ids of Name nodes that are the function of a call
 
     def finding(self, node: ast.AST, what: str, why: str) -> None:
         found = Finding(self.shown, getattr(node, "lineno", 0), what, why)
@@ -192,6 +257,82 @@ class _FileAudit(ast.NodeVisitor):
             self.at_import.refs.add(func.id)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             self.at_import.refs.add(f"{func.value.id}.{func.attr}")
+
+    def full(self, node: ast.AST) -> str | None:
+        """The dotted name ``node`` stands for through this file's imports (``tl.load`` -> triton.language.load)."""
+        if isinstance(node, ast.Name):
+            if node.id not in self.imports:
+                return None
+            module, name = self.imports[node.id]
+            return module if name is None else f"{module.strip('.')}.{name}"
+        if isinstance(node, ast.Attribute):
+            head = self.full(node.value)
+            return None if head is None else f"{head}.{node.attr}"
+        return None
+
+    def _is_jit(self, node: ast.AST) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return self.full(target) in TRITON_JIT
+
+    def find_jit(self, tree: ast.Module) -> None:
+        """Which functions are kernels: decorated with triton.jit (also under autotune), or ``k = triton.jit(f)``."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                for d in node.decorator_list:
+                    if self._is_jit(d):
+                        self.jit_names.add(node.name)
+                        self.jit_uses.add(id(d.func if isinstance(d, ast.Call) else d))
+            if isinstance(node, ast.Call) and self._is_jit(node.func) and node.args:
+                self.jit_uses.add(id(node.func))
+                self.jit_names.update(a.id for a in node.args if isinstance(a, ast.Name))
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        self.top_defs = {s.name for s in tree.body if isinstance(s, defs)}
+
+    def check_jit_body(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A kernel body reaches only tl.*, jit functions (here or imported from the unit) and JIT_BUILTINS."""
+        for stmt in fn.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, NOT_KERNEL_CODE):
+                    self.finding(node, f"{type(node).__name__.lower()} in kernel {fn.name}", HOST_IN_KERNEL)
+                elif isinstance(node, ast.Call):
+                    self._check_kernel_call(fn.name, node)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    self._check_kernel_name(fn.name, node)
+                elif isinstance(node, ast.Attribute) and node.attr in ("data", "handle"):
+                    self.finding(node, _dotted(node), "the interpreter's backing array of a tile: compute with tl.*")
+
+    def _check_kernel_call(self, kernel: str, node: ast.Call) -> None:
+        func = node.func
+        full = self.full(func) or ""
+        if full.startswith("triton.language."):
+            return
+        if isinstance(func, ast.Name):
+            if func.id in self.jit_names or (func.id in JIT_BUILTINS and func.id not in self.imports):
+                return
+            if func.id in self.imports:  # from helpers import kern: fine if kern is a jit function there
+                self.scope.jit_imports.append((*self.imports[func.id], func.id, self._host(kernel, node)))
+                return
+        elif isinstance(func, ast.Attribute):
+            root = _root_name(func)
+            if root in self.imports and self.imports[root][1] is None and isinstance(func.value, ast.Name) \
+                    and not full.startswith("triton"):  # import helpers; helpers.kern(...)
+                self.scope.jit_imports.append((self.imports[root][0], func.attr, "", self._host(kernel, node)))
+                return
+            named = self.full(func.value) is not None or (isinstance(func.value, ast.Name) and root in self.top_defs)
+            if func.attr in TILE_METHODS and not named:
+                return  # a method of a tile (x.to(tl.float32)): the launch refuses host objects as arguments
+        self.finding(node, f"{_dotted(func)}(...) in kernel {kernel}", HOST_IN_KERNEL)
+
+    def _host(self, kernel: str, node: ast.Call) -> Finding:
+        return Finding(self.shown, node.lineno, f"{_dotted(node.func)}(...) in kernel {kernel}", HOST_IN_KERNEL)
+
+    def _check_kernel_name(self, kernel: str, node: ast.Name) -> None:
+        """A host function or module named in a kernel body (passed to tl.reduce, aliased): refused."""
+        if node.id in self.jit_names or id(node) in self.called:
+            return
+        full = self.full(node)
+        if (full is not None and not full.startswith("triton")) or node.id in self.top_defs:
+            self.finding(node, f"{node.id} in kernel {kernel}", HOST_IN_KERNEL)
 
     # imports
     def _check_module(self, node: ast.AST, module: str) -> None:
@@ -232,6 +373,10 @@ class _FileAudit(ast.NodeVisitor):
             self.finding(node, "__name__ = ...", "renames the module (and would run its __main__ block)")
         if node.id in DENIED_NAMES:
             self.finding(node, node.id, DENIED_NAMES[node.id])
+        if node.id in REFLECTIVE_BUILTINS and id(node) not in self.called and node.id not in self.imports:
+            self.finding(node, f"{node.id} (as a value)", "reflection by a name the audit cannot read: call it")
+        if self.full(node) in TRITON_JIT and id(node) not in self.jit_uses:
+            self.finding(node, f"{node.id} (as a value)", "makes kernels the audit cannot see: decorate them")
         if isinstance(node.ctx, ast.Load):
             self.ref(node.id)
 
@@ -243,12 +388,20 @@ class _FileAudit(ast.NodeVisitor):
             self.finding(node, _dotted(node), "reflection on the grader's or torch's objects")
         elif _is_private(node.attr) and not (isinstance(root, ast.Name) and root.id in SELF_NAMES):
             self.finding(node, _dotted(node), "a private attribute: use the public API")
+        if self.full(node) in TRITON_JIT and id(node) not in self.jit_uses:
+            self.finding(node, f"{_dotted(node)} (as a value)", "makes kernels the audit cannot see: decorate them")
+        if self.full(node) in LOADERS and id(node) not in self.called:
+            self.finding(node, f"{_dotted(node)} (as a value)", CODE_CARRYING)
         if isinstance(root, ast.Name):
             self.ref(f"{root.id}.{node.attr}")
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.called_at_import(node.func)
+        self.called.add(id(node.func))
+        self._check_loader(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 3:
+            self.finding(node, "type(name, bases, namespace)", "builds a class at run time: define it with `class`")
         if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
             name = node.args[1]
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
@@ -262,13 +415,37 @@ class _FileAudit(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
+    def _check_loader(self, node: ast.Call) -> None:
+        """torch.load only with weights_only=True; numpy.load never with allow_pickle (both spelled literally)."""
+        full = self.full(node.func)
+        if full not in LOADERS:
+            return
+        kw = {k.arg: k.value for k in node.keywords}
+        if None in kw:  # **options: the audit cannot read them
+            self.finding(node, f"{_dotted(node.func)}(**...)", CODE_CARRYING + ": spell the options out")
+        elif full.startswith("torch") and not _is_true(kw.get("weights_only")):
+            self.finding(node, f"{_dotted(node.func)}(...) without weights_only=True", CODE_CARRYING)
+        elif full.startswith("numpy") and "allow_pickle" in kw and not _is_false(kw["allow_pickle"]):
+            self.finding(node, f"{_dotted(node.func)}(..., allow_pickle=...)", CODE_CARRYING)
+
     def visit_Constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, str):
             return
-        if "/proc/" in node.value:
-            self.finding(node, repr(node.value)[:40], "process internals")
-        elif node.value in DENIED_DUNDER_ATTRS:  # type("P", (), {"__array_interface__": ...}), getattr
-            self.finding(node, repr(node.value), "reflection or raw memory by name")
+        text = node.value
+        if "/proc/" in text:
+            self.finding(node, repr(text)[:40], "process internals")
+        elif text in DENIED_DUNDER_ATTRS:  # type("P", (), {"__array_interface__": ...}), getattr
+            self.finding(node, repr(text), "reflection or raw memory by name")
+        elif text.isidentifier() and (_is_private(text) or text in DENIED_NAMES or text in DENIED_ATTRS):
+            self.finding(node, repr(text), "names a refused attribute (it could be reached by that name)")
+        elif _FORMAT_ATTR.search(text):
+            self.finding(node, repr(text)[:40], "a format string that reaches a private attribute")
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for attr in node.kwd_attrs:  # case object(_C=c): attribute access spelled as a pattern
+            if _is_private(attr) or attr in DENIED_ATTRS or attr in DENIED_DUNDER_ATTRS:
+                self.finding(node, f"case ...({attr}=...)", "reaches a refused attribute by a pattern")
+        self.generic_visit(node)
 
     def _check_target(self, node: ast.AST) -> None:
         if isinstance(node, ast.Tuple | ast.List):
@@ -299,7 +476,7 @@ class _FileAudit(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name in DENIED_METHODS:
-            self.finding(node, f"def {node.name}", "hooks torch's dispatch, where the kernel guard lives")
+            self.finding(node, f"def {node.name}", DENIED_METHODS[node.name])
         for decorator in node.decorator_list:  # decorators and defaults run at import
             self.called_at_import(decorator)
             self.visit(decorator)
@@ -308,6 +485,8 @@ class _FileAudit(ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.depth -= 1
+        if node.name in self.jit_names:
+            self.check_jit_body(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in [*node.bases, *node.decorator_list]:
@@ -328,6 +507,15 @@ class _FileAudit(ast.NodeVisitor):
         for stmt in tree.body:  # imports first: module aliases are known before any use
             if isinstance(stmt, ast.Import | ast.ImportFrom):
                 self.visit(stmt)
+        for node in ast.walk(tree):  # imports inside functions too: `tl` must resolve in every kernel
+            if isinstance(node, ast.Import | ast.ImportFrom) and node not in tree.body:
+                for alias in node.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    if isinstance(node, ast.ImportFrom):
+                        self.imports.setdefault(local, (node.module or "", alias.name))
+                    else:
+                        self.imports.setdefault(local, (alias.name if alias.asname else local, None))
+        self.find_jit(tree)
         for stmt in tree.body:
             if isinstance(stmt, ast.Import | ast.ImportFrom):
                 continue
@@ -355,6 +543,7 @@ class _File:
     import_refs: set[str]  # what that code calls: a tainted one reaches every function too
     defs: dict[str, _Scope]
     imports: dict[str, tuple[str, str | None]]
+    jit_names: set[str]
 
 
 def _parse(path: Path, shown: str | None = None) -> _File | None:
@@ -364,7 +553,7 @@ def _parse(path: Path, shown: str | None = None) -> _File | None:
         return None  # loading it will report the syntax error; nothing of it runs
     audit = _FileAudit(shown or display_path(path))
     defs = audit.run(tree)
-    return _File(path.stem, audit.at_import.findings, audit.at_import.refs, defs, audit.imports)
+    return _File(path.stem, audit.at_import.findings, audit.at_import.refs, defs, audit.imports, audit.jit_names)
 
 
 def _imported_file(module: str, name: str | None, files: dict[str, _File]) -> tuple[str | None, bool]:
@@ -376,8 +565,20 @@ def _imported_file(module: str, name: str | None, files: dict[str, _File]) -> tu
     return (stem if stem in files else None), is_file
 
 
+def _resolve_jit_imports(files: dict[str, _File]) -> None:
+    """A kernel calling a function of another file: a finding unless that is a jit function of the unit."""
+    for f in files.values():
+        for scope in f.defs.values():
+            for module, name, _, found in scope.jit_imports:
+                other, _ = _imported_file(module, name, files)
+                if other is None or name not in files[other].jit_names:
+                    scope.findings.append(found)
+            scope.jit_imports.clear()
+
+
 def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
     """file stem -> name -> findings reaching it ("*" for the whole file)."""
+    _resolve_jit_imports(files)
     tainted: dict[str, dict[str, list[Finding]]] = {stem: {} for stem in files}
     for stem, f in files.items():
         if f.module_findings:
