@@ -26,7 +26,7 @@ class FailureKind(StrEnum):
     TIMEOUT = "timeout"  # a call ran past the time limit
     SLOW = "slow"  # a gpu_perf test's speed assertion
     SUBMISSION = "submission"  # the module does not load, or lacks the function (the message says what to fix)
-    GATED = "gated"  # efficiency or speed not scored because the exercise's values are wrong
+    GATED = "gated"  # efficiency, speed or validation not scored because the exercise's values are wrong
 
 
 # The kind each tier's own hint is written for.
@@ -51,8 +51,8 @@ GENERIC = {
                          "with ARGS=\"--timeout 120\" if it is only slow.",
     FailureKind.SLOW: "",
     FailureKind.SUBMISSION: "",
-    FailureKind.GATED: "Fix the correctness failures of this exercise first: its efficiency and speed are scored "
-                       "only when its values are right.",
+    FailureKind.GATED: "Fix the correctness failures of this exercise first: its bad-argument checks, efficiency "
+                       "and speed are scored only when its values are right.",
 }
 
 _NAN = re.compile(r"\b(nan|inf|-inf)\b|NaN or inf", re.IGNORECASE)
@@ -104,19 +104,29 @@ def hint_for(kind: FailureKind, tier: str, own: str) -> str:
 
 
 def gate(earlier: list[TestResult], result: TestResult) -> TestResult:
-    """No efficiency or gpu_perf points while the exercise fails a correctness test among ``earlier``: ``result``
-    made a failure that says so (the plugin gates each test as it ends; ``grader.api`` a whole run)."""
-    if result.tier is Tier.CORRECTNESS or result.status is not Status.PASSED or result.score == 0:
+    """No efficiency or gpu_perf points while the exercise fails a correctness test among ``earlier``, no
+    validation points while it fails one that is not a validation test: ``result`` made a failure that says so.
+    A function that only raises ValueError passes every bad-argument test; those points count once its values
+    are right too. The plugin gates each test as it ends (validation tests run last of their exercise's
+    correctness tests); ``grader.api`` a whole run."""
+    if not _gated_kind(result) or result.status is not Status.PASSED or result.score == 0:
         return result
     wrong = next((r for r in earlier if r.unit == result.unit and r.exercise == result.exercise
-                  and r.tier is Tier.CORRECTNESS and r.status in (Status.FAILED, Status.TODO)), None)
+                  and r.tier is Tier.CORRECTNESS and not (result.validation and r.validation)
+                  and r.status in (Status.FAILED, Status.TODO)), None)
     if wrong is None:
         return result
+    what = "validation" if result.tier is Tier.CORRECTNESS else str(result.tier)
     return dataclasses.replace(
         result, status=Status.FAILED, score=0.0, kind=FailureKind.GATED.value,
         message=f"not scored while `{result.exercise}` fails its correctness tests (first: {wrong.name}); "
-                f"this {result.tier} test itself passed",
+                f"this {what} test itself passed",
         hint=GENERIC[FailureKind.GATED], record={**result.record, "gated_by": wrong.nodeid})
+
+
+def _gated_kind(result: TestResult) -> bool:
+    """Scored only while the exercise's values are right: efficiency, gpu_perf and validation tests."""
+    return result.tier is not Tier.CORRECTNESS or result.validation
 
 
 def gate_all(results: list[TestResult]) -> list[TestResult]:

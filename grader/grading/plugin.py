@@ -27,7 +27,8 @@ from grader.kit.marks import MARK_HELP
 TARGET_HELP = "folder laid out like exercises/ to grade (default: exercises/)"
 EXERCISE_HELP = "grade only tests of this exercise (function name); repeatable"
 REPORT_HELP = "write one JSON result per graded test to this file (or fd:N, an open descriptor)"
-MANIFEST_HELP = "write the graded tests (nodeid, unit, exercise, tier, points, hint) collected to this JSON file"
+MANIFEST_HELP = ("write the graded tests (nodeid, unit, exercise, tier, points, hint, validation) collected to this "
+                 "JSON file")
 
 _RESULTS = pytest.StashKey[TestResult]()
 _CASE = pytest.StashKey[int]()  # the test's number among its exercise's tests (`python -m grader run EX --case N`)
@@ -120,11 +121,17 @@ def _hint(item: pytest.Item) -> str:
     return mark.kwargs.get("hint", "") if mark is not None else ""
 
 
+def _validation(item: pytest.Item) -> bool:
+    """A bad-argument test (``@grade(..., validation=True)``): scored only while its exercise's values are right."""
+    mark = item.get_closest_marker(GRADE_MARK)
+    return bool(mark.kwargs.get("validation", False)) if mark is not None else False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Check every grading test carries tier, exercise and points; apply --exercise and --dripstone-case.
 
-    Within each unit, correctness tests run first: an exercise's efficiency and speed are scored only
-    once its values are known to be right (:func:`_gate`)."""
+    Within each unit, correctness tests run first, validation tests last of them: an exercise's bad-argument
+    checks, efficiency and speed are scored only once its values are known to be right (:func:`_gate`)."""
     wanted = set(config.getoption(EXERCISE_OPTION))
     _check_exercises_exist(wanted, items)
     _tiers_in_order(items)
@@ -167,10 +174,14 @@ def _check_exercises_exist(wanted: set[str], items: list[pytest.Item]) -> None:
 
 
 def _tiers_in_order(items: list[pytest.Item]) -> None:
-    """Reorder in place, stably: within each unit, correctness, then efficiency, then gpu_perf."""
+    """Reorder in place, stably: within each unit, correctness (validation tests last), efficiency, gpu_perf."""
     order = {t.value: i for i, t in enumerate(Tier)}
     units = {u: i for i, u in enumerate(dict.fromkeys(unit_of(it) for it in items))}
-    items.sort(key=lambda it: (units[unit_of(it)], order[_grading_markers(it)[0]] if unit_of(it) else 0))
+
+    def key(it: pytest.Item) -> tuple[int, int, bool]:
+        return (units[unit_of(it)], order[_grading_markers(it)[0]], _validation(it)) if unit_of(it) else (0, 0, False)
+
+    items.sort(key=key)
 
 
 def _number_cases(items: list[pytest.Item]) -> dict[tuple[str, str], int]:
@@ -197,7 +208,8 @@ def _write_manifest(path: Path, items: list[pytest.Item]) -> None:
         if unit_of(item) is not None:
             tier, exercise, points = _grading_markers(item)
             graded.append({"nodeid": item.nodeid, "unit": unit_of(item), "exercise": exercise,
-                           "tier": tier, "points": points, "hint": _hint(item), "case": item.stash.get(_CASE, 0)})
+                           "tier": tier, "points": points, "hint": _hint(item), "case": item.stash.get(_CASE, 0),
+                           "validation": _validation(item)})
     path.write_text(json.dumps(graded, indent=1))
 
 
@@ -217,7 +229,8 @@ def _record_stuck(config: pytest.Config, text: str) -> None:
         tier, exercise, points = _grading_markers(item)
         first, _, rest = text.partition("\n")
         result = TestResult(nodeid=item.nodeid, unit=unit_of(item), exercise=exercise, tier=Tier(tier),
-                            points=points, status=Status.FAILED, score=0.0, message=first, detail=rest)
+                            points=points, status=Status.FAILED, score=0.0, message=first, detail=rest,
+                            validation=_validation(item))
         with open(path, "a") as f:
             f.write(result.to_json() + "\n")
     timeout.exit_stuck(text)
@@ -290,8 +303,9 @@ _SEEN = pytest.StashKey[list[TestResult]]()  # per session: the results so far, 
 
 def _gate(session: pytest.Session, result: TestResult) -> TestResult:
     """No efficiency or gpu_perf points while the exercise's correctness tests fail: counted bytes or a speed
-    of wrong values are worth nothing (a NaN softmax reads x once too). The test's own verdict is kept when
-    it failed anyway."""
+    of wrong values are worth nothing (a NaN softmax reads x once too); no validation points while its other
+    correctness tests fail (a function that only raises ValueError refuses every bad argument). The test's own
+    verdict is kept when it failed anyway."""
     return failures.gate(session.stash.get(_SEEN, []), result)
 
 
@@ -312,7 +326,7 @@ def _classify(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInf
     hint = _hint(item)
     props = dict(report.user_properties)
     base = dict(nodeid=item.nodeid, unit=unit_of(item), exercise=exercise, tier=Tier(tier),
-                points=points, duration_s=round(report.duration, 3))
+                points=points, duration_s=round(report.duration, 3), validation=_validation(item))
     if report.passed and tier == Tier.GPU_PERF and perf.dry_run():  # CPU timings are never a score
         fraction = float(props.get("dripstone_fraction", 1.0))
         return TestResult(**base, status=Status.PENDING_GPU, score=0.0, record=props.get("dripstone_record", {}),

@@ -48,6 +48,7 @@ class TestResult:
     record: dict[str, object] = field(default_factory=dict)
     kind: str = ""  # how a failed test failed (plugin.FailureKind): nan, out_of_bounds, values, traffic, ...
     output: str = ""  # what the learner's code printed during a failed test (trimmed)
+    validation: bool = False  # a bad-argument test (@grade(..., validation=True)): gated like efficiency
 
     @property
     def max_score(self) -> float:

@@ -92,6 +92,71 @@ def test_missing_module_fails_only_what_needs_it(course):
     assert rows["test_g"]["status"] == "failed" and "has no `g`" in rows["test_g"]["message"]
 
 
+REFUSE_TESTS = '''
+from grader.kit import assert_rejects, grade, learner
+
+f = learner("l96_refuse", "mod", "f")
+
+@grade(f, "correctness", points=3, validation=True)
+def test_refuses_negative():
+    assert_rejects(f, (-1,), "x")
+
+@grade(f, "correctness", points=2)
+def test_doubles():
+    assert f(2) == 4, f"f(2) = {f(2)}, expected 4"
+
+@grade(f, "efficiency", points=1)
+def test_cheap():
+    assert f(1) == 2
+'''
+ONLY_REFUSES = "def f(x):\n    raise ValueError(f'x must be >= 0, got {x}')\n"
+RIGHT = "def f(x):\n    if x < 0:\n        raise ValueError(f'x must be >= 0, got {x}')\n    return 2 * x\n"
+
+
+@pytest.fixture
+def refuse(pytester):
+    """tests/l96_refuse: a validation test declared first, a values test, an efficiency test; graded on ``source``."""
+    pytester.makepyfile(**{"tests/l96_refuse/test_refuse": REFUSE_TESTS})
+
+    def run(source: str, *extra: str):
+        target = pytester.path / f"target{len(list(pytester.path.glob('target*')))}"  # a fresh one: modules are cached
+        (target / "l96_refuse").mkdir(parents=True)
+        (target / "l96_refuse" / "mod.py").write_text(source)
+        report, manifest = target / "results.jsonl", target / "manifest.json"
+        pytester.runpytest("-p", "grader.grading.plugin", "--target", str(target),
+                           "--dripstone-report", str(report), "--dripstone-manifest", str(manifest), "tests", *extra)
+        rows = [json.loads(line) for line in report.read_text().splitlines()]
+        return {r["nodeid"].rsplit("::", 1)[1]: r for r in rows}, json.loads(manifest.read_text())
+
+    return run
+
+
+def test_validation_points_need_right_values(refuse):
+    """A function that only raises ValueError passes the bad-argument test: 0 points while its values are wrong."""
+    rows, manifest = refuse(ONLY_REFUSES)
+    assert list(rows) == ["test_doubles", "test_refuses_negative", "test_cheap"], "validation runs last of correctness"
+    assert [(e["nodeid"].rsplit("::", 1)[1], e["validation"], e["case"]) for e in manifest] == [
+        ("test_doubles", False, 1), ("test_refuses_negative", True, 2), ("test_cheap", False, 3)]
+    refused = rows["test_refuses_negative"]
+    assert (refused["status"], refused["score"], refused["kind"], refused["validation"]) == ("failed", 0, "gated", True)
+    assert refused["message"] == ("not scored while `f` fails its correctness tests (first: test_doubles); "
+                                  "this validation test itself passed")
+    assert refused["record"]["gated_by"].endswith("::test_doubles")
+    assert rows["test_cheap"]["score"] == 0 and rows["test_doubles"]["validation"] is False
+    rows, _ = refuse(RIGHT)
+    assert {n: r["score"] for n, r in rows.items()} == {"test_doubles": 2, "test_refuses_negative": 3, "test_cheap": 1}
+
+
+def test_a_validation_failure_is_its_own(refuse):
+    """Right values that accept a bad argument lose the validation points only (efficiency is gated, as before)."""
+    rows, _ = refuse("def f(x):\n    return 2 * x\n")
+    assert rows["test_doubles"]["score"] == 2
+    refused = rows["test_refuses_negative"]
+    assert refused["status"] == "failed" and refused["kind"] != "gated" and "should raise ValueError" in \
+        refused["message"]
+    assert rows["test_cheap"]["kind"] == "gated", "efficiency waits for every correctness test, validation included"
+
+
 def test_unmarked_grading_test_is_a_usage_error(pytester):
     pytester.makepyfile(**{"tests/l98_bad/test_bad": "def test_x():\n    pass\n"})
     result = pytester.runpytest("-p", "grader.grading.plugin", "tests")
@@ -121,3 +186,5 @@ def test_grade_refuses_bad_declarations(tier, points, error):
         grade(learner("l99_demo", "mod", "f"), tier, points=points)
     with pytest.raises(TypeError, match="declared exercise"):
         grade("f", "correctness", points=1)
+    with pytest.raises(ValueError, match="validation=True is for correctness tests, not efficiency"):
+        grade(learner("l99_demo", "mod", "f"), "efficiency", points=1, validation=True)

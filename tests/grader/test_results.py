@@ -8,7 +8,7 @@ import json
 
 from rich.console import Console
 
-from grader.grading import results, scoreboard
+from grader.grading import failures, results, scoreboard
 from grader.grading.results import GradeReport, Status, TestResult, Tier
 
 
@@ -55,6 +55,38 @@ def test_results_round_trip_through_json_lines(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(r.to_json() for r in REPORT.results) + "\n")
     assert tuple(results.read_results(path)) == REPORT.results
+
+
+def test_validation_round_trips_and_defaults_to_false():
+    refused = _r("test_refuses", Status.PASSED, 1, points=1, validation=True)
+    assert TestResult.from_dict(json.loads(refused.to_json())) == refused
+    old = {k: v for k, v in json.loads(REPORT.results[0].to_json()).items() if k != "validation"}
+    assert TestResult.from_dict(old).validation is False, "a result line written before validation= still reads"
+
+
+def test_gate_takes_validation_points_while_values_are_wrong():
+    wrong = _r("test_values", Status.FAILED, 0, message="f(2) = 5")
+    refused = _r("test_refuses", Status.PASSED, 1, points=1, validation=True)
+    gated = failures.gate([wrong], refused)
+    assert (gated.status, gated.score, gated.kind, gated.record) == (
+        Status.FAILED, 0.0, "gated", {"gated_by": wrong.nodeid})
+    assert gated.message == ("not scored while `softmax_fused` fails its correctness tests (first: test_values); "
+                             "this validation test itself passed")
+    todo = _r("test_values", Status.TODO, 0, message="TODO")
+    assert failures.gate([todo], refused).score == 0, "a stub's TODO gates too"
+
+
+def test_gate_keeps_validation_points_of_right_values():
+    right = _r("test_values", Status.PASSED, 2)
+    refused = _r("test_refuses", Status.PASSED, 1, points=1, validation=True)
+    other_refusal = _r("test_refuses_more", Status.FAILED, 0, points=1, validation=True)
+    other_exercise = TestResult(nodeid="tests/l23_x/test_k.py::test_o", unit="l23_x", exercise="other",
+                                tier=Tier.CORRECTNESS, points=1, status=Status.FAILED, score=0)
+    assert failures.gate_all([right, other_refusal, other_exercise, refused])[3] == refused
+    plain = _r("test_more_values", Status.PASSED, 2)
+    assert failures.gate([_r("test_values", Status.FAILED, 0)], plain) == plain, "values tests are never gated"
+    fast = _r("test_fast", Status.PASSED, 2, tier=Tier.EFFICIENCY)
+    assert failures.gate([other_refusal], fast).kind == "gated", "efficiency waits for every correctness test"
 
 
 def test_scoreboard_shows_rows_failures_todo_and_pending():
