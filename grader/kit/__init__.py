@@ -3,8 +3,10 @@
 Declaring what a test grades
     learner(unit, module, name, *, kernel=False, audited=False)  a learner function, loaded at call time
     cuda_kernel(unit, module, name)     a CUDA C++ kernel exercise of ``<module>.cu`` (compiled, not called)
-    grade(exercise, tier, *, points, hint)  the one marker of a grading test: tier, points, hint; the
-                                        exercise and its unit come from the declaration above
+    grade(exercise, tier, *, points, hint, validation=False)  the one marker of a grading test: tier, points,
+                                        hint; the exercise and its unit come from the declaration above;
+                                        validation=True for a bad-argument test (assert_rejects): it scores
+                                        only while the exercise's other correctness tests pass
 
 Exact ledgers (pure Python: a ledger unit never imports torch)
     assert_exact(got, want, what, *, why="", unit="")  an int (not a bool, not a float) equal to want
