@@ -475,8 +475,10 @@ class _FileAudit(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if node.name in DENIED_METHODS:
+        if node.name in DENIED_METHODS:  # runs when called (by torch, pickle, copy), not where it is defined
+            self.depth += 1
             self.finding(node, f"def {node.name}", DENIED_METHODS[node.name])
+            self.depth -= 1
         for decorator in node.decorator_list:  # decorators and defaults run at import
             self.called_at_import(decorator)
             self.visit(decorator)
@@ -484,9 +486,9 @@ class _FileAudit(ast.NodeVisitor):
         self.depth += 1
         for stmt in node.body:
             self.visit(stmt)
-        self.depth -= 1
-        if node.name in self.jit_names:
+        if node.name in self.jit_names:  # inside the body's depth: it runs when the kernel launches
             self.check_jit_body(node)
+        self.depth -= 1
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in [*node.bases, *node.decorator_list]:

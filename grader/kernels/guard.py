@@ -7,6 +7,15 @@ which names the call and says what to do instead: computing on tensor data (``to
 ``x.exp()``, ``a @ b``...), a "view" that copied (``x.t().contiguous()``, ``x[idx]``), and reading
 values on the host (``float(x[i])``, ``print(x)``, ``x == y``, ``x.data_ptr()``,
 ``x.untyped_storage()``), which would let host code compute and a copy kernel launder the result.
+
+While the interpreter runs a launch, torch calls pass only when Triton's or the grader's own code
+makes them (copying the arguments to the host and back): a grid function, a host helper or a
+kernel body that calls torch is refused like any other learner code. Under the interpreter a
+``@triton.jit`` body is Python, so two more doors are shut while a learner call runs (the static
+audit, :mod:`grader.kernels.audit`, refuses the same things in the source): a launch takes only
+tensors, numbers, strings, dtypes and tuples of them as arguments (a module, a function or any
+other host object passed in would run host code inside the kernel), and a tile's backing NumPy
+array (``TensorHandle.data``) may be read only by the interpreter and the grader's hooks.
 """
 
 from __future__ import annotations
@@ -30,6 +39,9 @@ except ImportError:  # ledger-only installs: nothing compiled can ask
 
 class TorchComputeRefused(AssertionError):
     """The learner's kernel function computed with torch instead of launching a kernel."""
+
+
+_active: list[str] = []  # the exercises whose learner call is running (innermost last)
 
 
 # Allocation, metadata, views and layout: no arithmetic on the data, and no reading it on the host.
@@ -79,7 +91,7 @@ class _RefuseTorchCompute(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         leaf = _leaf(func)
-        if traffic.in_kernel_launch() or leaf in ALLOWED:
+        if leaf in ALLOWED or (traffic.in_kernel_launch() and _called_by_machinery()):
             return func(*args, **kwargs)
         if leaf in VIEWS:
             out = func(*args, **kwargs)
@@ -104,7 +116,21 @@ class _RefuseTorchCompute(TorchFunctionMode):
 
 
 _TRITON_DIR = Path(triton.__file__).resolve().parent if triton is not None else None
+_GRADER_DIR = Path(__file__).resolve().parent.parent
 _PASS_THROUGH = (str(Path(torch.__file__).resolve().parent), str(Path(__file__).resolve()))
+
+
+def _called_by_machinery(depth: int = 3) -> bool:
+    """Whether the code that asked (past torch's frames) is Triton's or the grader's, not the learner's."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(_PASS_THROUGH):
+        frame = frame.f_back
+    return frame is not None and _trusted_file(frame.f_code.co_filename)
+
+
+@functools.cache
+def _trusted_file(filename: str) -> bool:
+    return (_TRITON_DIR is not None and _in_folder(filename, _TRITON_DIR)) or _in_folder(filename, _GRADER_DIR)
 
 
 def _called_by_triton() -> bool:
@@ -137,6 +163,78 @@ def _copied(base, out) -> bool:
 
 @contextlib.contextmanager
 def refuse_torch_compute(exercise: str) -> Iterator[None]:
-    """Inside this block torch compute ops raise TorchComputeRefused."""
-    with _RefuseTorchCompute(exercise):
-        yield
+    """Inside this block torch compute ops raise TorchComputeRefused, and interpreted launches take only
+    plain arguments and keep their tiles' backing arrays to themselves."""
+    _install_interpreter_checks()
+    _active.append(exercise)
+    try:
+        with _RefuseTorchCompute(exercise):
+            yield
+    finally:
+        _active.pop()
+
+
+PLAIN_ARGS = (torch.Tensor, int, float, bool, str, type(None), torch.dtype)
+
+
+def _plain(arg) -> bool:
+    """A launch argument that cannot run host code: tensors, numbers, strings, dtypes, tuples of them."""
+    if isinstance(arg, tuple | list):
+        return all(_plain(a) for a in arg)
+    if isinstance(arg, PLAIN_ARGS):
+        return True
+    kind = type(arg)
+    if kind.__module__ == "numpy" and kind.__name__ != "ndarray":  # np.float32(1.0), np.dtype
+        return not callable(arg)
+    if kind.__module__.startswith("triton."):  # tl.constexpr(...), tl.float16, a TensorDescriptor
+        inner = getattr(arg, "value", None) if kind.__name__ == "constexpr" else None
+        return (inner is None or _plain(inner)) and not callable(arg) and kind.__name__ != "JITFunction"
+    return False
+
+
+def _check_launch(kernel: str, args: tuple, kwargs: dict) -> None:
+    for i, arg in enumerate([*args, *kwargs.values()]):
+        if not _plain(arg):
+            name = list(kwargs)[i - len(args)] if i >= len(args) else f"#{i}"
+            raise TorchComputeRefused(
+                f"{_active[-1]} passed {type(arg).__name__} `{getattr(arg, '__name__', '')}` as argument {name} of "
+                f"kernel {kernel}: a launch takes tensors, numbers, strings and dtypes only (a host object inside "
+                "a kernel would run host code); compute in the kernel with tl.*"
+            )
+
+
+def _read_backing_array(handle):
+    if _active and not _trusted_file(sys._getframe(1).f_code.co_filename):
+        raise TorchComputeRefused(
+            f"{_active[-1]} read a tile's backing array (`.handle.data`) from "
+            f"{Path(sys._getframe(1).f_code.co_filename).name} line {sys._getframe(1).f_lineno}: that is the "
+            "interpreter's own NumPy array; compute with tl.* in the kernel"
+        )
+    return handle.__dict__["data"]
+
+
+def _write_backing_array(handle, value) -> None:
+    handle.__dict__["data"] = value
+
+
+_installed: list[bool] = []
+
+
+def _install_interpreter_checks() -> None:
+    """Once per process: GridExecutor checks its arguments, TensorHandle.data checks who reads it."""
+    if _installed:
+        return
+    _installed.append(True)
+    try:
+        from triton.runtime import interpreter
+    except ImportError:  # ledger-only installs: no interpreter to guard
+        return
+    interpreter.TensorHandle.data = property(_read_backing_array, _write_backing_array)
+    call = interpreter.GridExecutor.__call__
+
+    def checked_call(self, *args, **kwargs):
+        if _active:
+            _check_launch(getattr(self.fn, "__name__", "?"), args, kwargs)
+        return call(self, *args, **kwargs)
+
+    interpreter.GridExecutor.__call__ = checked_call
