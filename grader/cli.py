@@ -142,10 +142,14 @@ def _batch(args: argparse.Namespace) -> int:
     from grader.instructor import batch, sandbox
 
     console = Console(width=None if sys.stdout.isatty() else 120)
-    options = batch.BatchOptions(Path(args.submissions), Path(args.out), jobs=args.jobs, units=tuple(args.unit),
-                                 exercises=tuple(args.exercise), backend=batch.Backend(args.backend),
-                                 address=args.address,
-                                 limits=sandbox.Limits(wall_s=args.timeout, gpu=args.gpus))
+    if (args.submissions is None) == (args.nbgrader is None):
+        console.print("[red]batch error:[/red] pass a folder of submissions, or --nbgrader COURSE --assignment A")
+        return 2
+    options = batch.BatchOptions(args.submissions and Path(args.submissions), Path(args.out), jobs=args.jobs,
+                                 units=tuple(args.unit), exercises=tuple(args.exercise),
+                                 backend=batch.Backend(args.backend), address=args.address,
+                                 limits=sandbox.Limits(wall_s=args.timeout, gpu=args.gpus),
+                                 nbgrader=args.nbgrader and Path(args.nbgrader), assignment=args.assignment)
     try:
         with batch.progress_bar(console) as progress:
             report = batch.run_batch(options, progress)
@@ -153,7 +157,7 @@ def _batch(args: argparse.Namespace) -> int:
         console.print(f"[red]batch error:[/red] {exc}")
         return 2
     batch.print_summary(report, console)
-    return 0
+    return 3 if report.layout_warning() else 0
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -213,7 +217,9 @@ def parser() -> argparse.ArgumentParser:
                    help="tiers the autograder cells score; repeatable (default correctness and efficiency)")
     n.set_defaults(func=_nbgrader_course)
     b = sub.add_parser("batch", help="grade a folder of submissions, each in its own sandbox (resumable)")
-    b.add_argument("submissions", help="one folder, .zip or .tar.gz per student, laid out like exercises/")
+    b.add_argument("submissions", nargs="?", help="one folder, .zip or .tar.gz per student, laid out like exercises/")
+    b.add_argument("--nbgrader", metavar="COURSE", help="grade an nbgrader course's COURSE/submitted/ instead")
+    b.add_argument("--assignment", help="with --nbgrader: the assignment to grade")
     b.add_argument("--out", required=True, help="results.json and log per student, grades.csv, summary.json")
     b.add_argument("--jobs", "-j", type=int, default=1, help="students graded at once (default 1)")
     b.add_argument("--unit", "--units", "-u", action="append", default=[], help="unit to grade; repeatable")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -60,8 +61,9 @@ class BatchError(RuntimeError):
 
 @dataclass(frozen=True)
 class Student:
-    name: str
+    name: str  # the entry's name in SUBMISSIONS (untrusted: any bytes; OUT/ uses out_folder(name))
     source: Path  # a folder, or an archive
+    refusal: str = ""  # why it is graded 0 without being run (a link out of SUBMISSIONS)
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ class StudentOutput:
 
 @dataclass(frozen=True)
 class BatchOptions:
-    submissions: Path
+    submissions: Path | None  # None with nbgrader: the submissions are read from COURSE/submitted/
     out: Path
     jobs: int = 1
     units: tuple[str, ...] = ()
@@ -97,6 +99,8 @@ class BatchOptions:
     backend: Backend = Backend.LOCAL
     address: str | None = None
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
+    nbgrader: Path | None = None  # an nbgrader course: grade COURSE/submitted/<student>/<assignment>/
+    assignment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,26 +110,91 @@ class BatchReport:
     resumed: int
     runtime: str
     units: tuple[str, ...]
+    skipped: tuple[str, ...] = ()  # entries of SUBMISSIONS that are no submission, each with the reason
+
+    def without_units(self) -> list[str]:
+        """Students in whose submission no unit folder was found (a layout problem, not a score)."""
+        return [g.student for g in self.graded if any(p.startswith(NO_UNIT) for p in g.problems)]
+
+    def layout_warning(self) -> str | None:
+        """A loud warning when most students have no unit at all: the batch was likely pointed at the wrong
+        folder (nbgrader's course root, a folder of folders), and its zeros mean nothing."""
+        missing = self.without_units()
+        if not self.graded or len(missing) * 2 <= len(self.graded):
+            return None
+        return (f"{len(missing)} of {len(self.graded)} students have no unit folder in their submission: their 0 is "
+                "a layout problem, not a score. Point batch at a folder with one entry per student, each laid out "
+                "like exercises/ (units at the top, or one or two folders down); for an nbgrader course use "
+                "`batch --nbgrader COURSE --assignment A`. See each student's problems in grades.csv.")
 
 
 # ---- discovery ------------------------------------------------------------------------------------
 
+NO_UNIT = "no unit folder found"
+JUNK = frozenset({".DS_Store", "__MACOSX", ".git", ".ipynb_checkpoints", "Thumbs.db"})
+RESERVED = frozenset({"grades.csv", "summary.json", "manifest.json", "done.jsonl"})  # OUT/'s own files
+SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,79}")
 
-def discover(submissions: Path) -> list[Student]:
-    """One student per folder or archive; a name given twice (alice/ and alice.zip) is an error."""
+
+def display(name: str) -> str:
+    """A student's name as text: undecodable bytes of the folder name written as \\xNN (CSV, terminal)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def out_folder(name: str) -> str:
+    """The folder under OUT/ of a student: the name itself where it is plain (letters, digits, ``_.@+-``, at
+    most 80, no leading dot, not one of OUT's own files), else a sanitized name and a digest of the exact
+    name, so no two students share a folder and no name reaches a path unsanitized."""
+    if SAFE_NAME.fullmatch(name) and name.lower() not in RESERVED:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    plain = re.sub(r"[^A-Za-z0-9_.@+-]", "_", name).lstrip("._")[:60] or "student"
+    return f"{plain}-{digest}"
+
+
+def _entry(entry: Path, root: Path) -> tuple[str | None, str]:
+    """(the student's name, why it is refused) for one entry of SUBMISSIONS; name None: not a submission."""
+    refusal = ""
+    if entry.is_symlink():
+        target = entry.resolve()
+        if not target.is_relative_to(root) or target == root:
+            refusal = (f"{display(entry.name)} is a link to {display(str(target))}, outside the submissions folder: "
+                       "links are followed only inside it; copy the submission in instead")
+    if unpack.is_archive(entry):
+        return unpack.archive_stem(entry), refusal
+    if entry.is_dir() or refusal:
+        return entry.name.removesuffix("/"), refusal
+    return None, ""
+
+
+def discover_entries(submissions: Path) -> tuple[list[Student], list[str]]:
+    """One student per folder or archive (a link is followed where it stays inside ``submissions``, else
+    that student is refused with the reason), and each entry that is no submission, with the reason.
+    A name given twice (alice/ and alice.zip) is an error."""
     if not submissions.is_dir():
-        raise BatchError(f"{submissions} is not a folder of submissions")
+        raise BatchError(f"{submissions} is not a folder of submissions: pass a folder holding one folder, .zip, "
+                         ".tar.gz or .tgz per student")
+    root = submissions.resolve()
     students: dict[str, Student] = {}
+    skipped: list[str] = []
     for entry in sorted(submissions.iterdir()):
-        if entry.name.startswith(".") or entry.is_symlink():
+        if entry.name in JUNK:
             continue
-        name = unpack.archive_stem(entry) if unpack.is_archive(entry) else entry.name if entry.is_dir() else None
+        name, refusal = _entry(entry, root)
         if name is None:
+            skipped.append(f"{display(entry.name)}: not a folder, .zip, .tar.gz or .tgz (ignored; a student's "
+                           "submission is one of those)")
             continue
         if name in students:
-            raise BatchError(f"two submissions for {name!r}: {students[name].source.name} and {entry.name}")
-        students[name] = Student(name, entry)
-    return list(students.values())
+            raise BatchError(f"two submissions for {display(name)!r}: {display(students[name].source.name)} and "
+                             f"{display(entry.name)}: keep one of them in {submissions}")
+        students[name] = Student(name, entry, refusal)
+    return list(students.values()), skipped
+
+
+def discover(submissions: Path) -> list[Student]:
+    """The students of :func:`discover_entries`."""
+    return discover_entries(submissions)[0]
 
 
 # ---- the trusted side: manifest and validation ------------------------------------------------------
@@ -274,12 +343,21 @@ def gpu_lease(limits: sandbox.Limits) -> Iterator[str | None]:
         time.sleep(GPU_WAIT_S)
 
 
-def _stage_submission(student: Student, work: Path) -> Path:
-    if unpack.is_archive(student.source):
-        folder = unpack.submission_root(unpack.unpack(student.source, work / "unpacked"))
-    else:
-        folder = student.source
-    return sandbox.stage_target(folder, work / "target")
+def _links(folder: Path) -> list[str]:
+    """What the staged copy will lack: links, which are never followed inside a submission."""
+    return [f"{display(str(p.relative_to(folder)))} is a symbolic link: links are refused (only regular files are "
+            "graded); submit the file itself" for p in sorted(folder.rglob("*")) if p.is_symlink()][:20]
+
+
+def _stage_submission(student: Student, work: Path, units: Sequence[str] = ()) -> tuple[Path, list[str]]:
+    """The student's copy of their unit folders (folders and archives: one rule, unpack.submission_root),
+    and the notes about what was left out of it. UnsafeArchive, LayoutError or OSError: refused."""
+    source = unpack.unpack(student.source, work / "unpacked") if unpack.is_archive(student.source) else student.source
+    try:
+        folder = unpack.submission_root(source, units)
+    except unpack.LayoutError as exc:
+        raise unpack.LayoutError(f"{NO_UNIT}: {exc}") if "no unit folder" in str(exc) else exc from None
+    return sandbox.stage_target(folder, work / "target"), _links(folder)
 
 
 def _ended(outcome: sandbox.Outcome, limits: sandbox.Limits) -> str:
@@ -300,10 +378,16 @@ def grade_student(student: Student, plan: Plan, limits: sandbox.Limits) -> Stude
     with tempfile.TemporaryDirectory(prefix="dripstone-job-") as tmp, job_slot() as slot, gpu_lease(limits) as gpu:
         work = Path(tmp)
         work.chmod(0o711)
-        try:
-            target = _stage_submission(student, work)
-        except (unpack.UnsafeArchive, OSError) as exc:
-            return refused(student, plan, str(exc))
+        notes: list[str] = []
+        reason = student.refusal
+        if not reason:
+            try:
+                target, notes = _stage_submission(student, work, plan.units)
+            except (unpack.UnsafeArchive, unpack.LayoutError, OSError) as exc:
+                reason = str(exc)
+        if reason:  # graded as an empty submission: the same tests pending GPU, so the same maximum as everyone
+            target = work / "empty"
+            target.mkdir()
         repo = sandbox.stage_repo(work / "repo", plan.units, root=plan.snapshot)
         job = sandbox.Job(
             student.name,
@@ -320,15 +404,22 @@ def grade_student(student: Student, plan: Plan, limits: sandbox.Limits) -> Stude
         outcome = sandbox.run(job, runtime, limits)
         results, problems = validate(manifest, job.report.read_text(errors="replace"), _ended(outcome, limits))
         log = _read_capped(job.log)
+    if reason:
+        return refused(student, plan, reason, results)
     if outcome.timed_out:
         problems.insert(0, f"timed out after {limits.wall_s:g} s")
-    return _output(student, results, problems, runtime, outcome.wall_s, log, gpu)
+    return _output(student, results, [*notes, *problems], runtime, outcome.wall_s, log, gpu)
 
 
-def refused(student: Student, plan: Plan, reason: str) -> StudentOutput:
-    """A submission that could not be unpacked or staged: every test 0, the reason said."""
-    results = [_zero(e, f"submission refused: {reason}") for e in plan.manifest]
-    return _output(student, results, [f"submission refused: {reason}"], plan.runtime, 0.0, "")
+def refused(student: Student, plan: Plan, reason: str, empty: Sequence[TestResult] = ()) -> StudentOutput:
+    """A submission that could not be unpacked, found or staged: every test 0, the reason said. ``empty``, an
+    empty submission's results in this batch, keeps its tests pending GPU out of the maximum, as they are for
+    everyone graded."""
+    pending = {r.nodeid for r in empty if r.status is Status.PENDING_GPU}
+    message = reason if reason.startswith(NO_UNIT) else f"submission refused: {reason}"
+    results = [next(r for r in empty if r.nodeid == e["nodeid"]) if e["nodeid"] in pending else _zero(e, message)
+               for e in plan.manifest]
+    return _output(student, results, [message], plan.runtime, 0.0, "")
 
 
 def _read_capped(path: Path) -> str:
@@ -347,7 +438,7 @@ def _output(
     log: str,
     gpu: str | None = None,
 ) -> StudentOutput:
-    report = GradeReport(target=student.name, results=tuple(results))
+    report = GradeReport(target=display(student.name), results=tuple(results))
     units = {u: sum(r.score for r in rs) for u, rs in report.by_unit().items()}
     graded = Graded(student.name, report.score, report.max_score, units, tuple(problems), runtime.describe(), wall_s,
                     gpu)
@@ -362,7 +453,7 @@ def _output(
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w") as f:
+    with tmp.open("w", encoding="utf-8", errors="backslashreplace") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -383,7 +474,7 @@ def read_ledger(out: Path) -> dict[str, Graded]:
 
 def record(out: Path, output: StudentOutput) -> None:
     """results.json and the log first (atomically), then the ledger line: the student is finished."""
-    folder = out / output.graded.student
+    folder = out / out_folder(output.graded.student)
     folder.mkdir(exist_ok=True)
     _write_atomic(folder / "log.txt", output.log)
     _write_atomic(folder / "results.json", json.dumps(output.results_json, indent=2, ensure_ascii=False) + "\n")
@@ -402,17 +493,20 @@ def record(out: Path, output: StudentOutput) -> None:
 
 
 def write_grades_csv(out: Path, graded: Sequence[Graded], units: Sequence[str]) -> None:
-    with (out / ".grades.csv.tmp").open("w", newline="") as f:
+    """One row per student (csv module: names with commas, quotes or newlines stay one field), its folder
+    under OUT/ last."""
+    with (out / ".grades.csv.tmp").open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["student", *units, "total", "max_score", "problems"])
+        w.writerow(["student", *units, "total", "max_score", "problems", "folder"])
         for g in sorted(graded, key=lambda g: g.student):
             w.writerow(
                 [
-                    g.student,
+                    display(g.student),
                     *(round(g.units.get(u, 0.0), 4) for u in units),
                     round(g.score, 4),
                     g.max_score,
                     "; ".join(g.problems),
+                    out_folder(g.student),
                 ]
             )
     os.replace(out / ".grades.csv.tmp", out / "grades.csv")
@@ -452,10 +546,27 @@ def run_local(plan: Plan, options: BatchOptions, done: Callable[[StudentOutput],
 
 
 def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] = lambda *_: None) -> BatchReport:
-    """Grade every unfinished student of ``options.submissions`` into ``options.out``."""
+    """Grade every unfinished student of ``options.submissions`` (or of an nbgrader course) into ``options.out``."""
+    if options.nbgrader is None:
+        if options.submissions is None:
+            raise BatchError("no submissions: pass a folder of submissions, or --nbgrader COURSE --assignment A")
+        return _run_batch(options, options.submissions, progress)
+    from grader.instructor import nbgrader_submissions
+
+    if not options.assignment:
+        raise BatchError(f"--nbgrader {options.nbgrader}: pass --assignment A too (the assignment to grade)")
+    with tempfile.TemporaryDirectory(prefix="dripstone-nbgrader-") as tmp:
+        try:
+            folder = nbgrader_submissions.extract(options.nbgrader, options.assignment, Path(tmp) / "submissions")
+        except nbgrader_submissions.CourseError as exc:
+            raise BatchError(str(exc)) from None
+        return _run_batch(options, folder, progress)
+
+
+def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int, int, str], None]) -> BatchReport:
     from grader import api
 
-    students = discover(options.submissions)
+    students, skipped = discover_entries(submissions)
     units = tuple(api.resolve_units(options.units))
     runtime = sandbox.probe()
     options.out.mkdir(parents=True, exist_ok=True)
@@ -466,7 +577,7 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] =
     def done(output: StudentOutput) -> None:
         record(options.out, output)
         finished[output.graded.student] = output.graded
-        progress(1, len(pending), output.graded.student)
+        progress(1, len(pending), display(output.graded.student))
 
     if options.limits.gpu and options.backend is Backend.LOCAL and not visible_gpus():
         raise BatchError("--gpus: no GPU is visible here (no /dev/nvidia<N>, or CUDA_VISIBLE_DEVICES is empty); "
@@ -488,10 +599,15 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] =
         "units": list(units),
         "students": len(graded),
         "resumed": len(students) - len(pending),
-        "problems": {g.student: list(g.problems) for g in graded if g.problems},
+        "skipped": skipped,
+        "problems": {display(g.student): list(g.problems) for g in graded if g.problems},
     }
+    report = BatchReport(options.out, tuple(graded), len(students) - len(pending), runtime.describe(), units,
+                         tuple(skipped))
+    summary["without_units"] = [display(s) for s in report.without_units()]
+    summary["warning"] = report.layout_warning()
     _write_atomic(options.out / "summary.json", json.dumps(summary, indent=2) + "\n")
-    return BatchReport(options.out, tuple(graded), len(students) - len(pending), runtime.describe(), units)
+    return report
 
 
 # ---- terminal ------------------------------------------------------------------------------------------------
@@ -529,7 +645,7 @@ def print_summary(report: BatchReport, console: object) -> None:
         table.add_column(col)
     for g in sorted(report.graded, key=lambda g: g.student):
         table.add_row(
-            g.student,
+            display(g.student),
             *(f"{g.units.get(u, 0):g}" for u in report.units),
             f"{g.score:g}/{g.max_score:g}",
             "; ".join(g.problems)[:200],
@@ -539,3 +655,8 @@ def print_summary(report: BatchReport, console: object) -> None:
         f"wrote {report.out}/grades.csv, {report.out}/summary.json, "  # type: ignore[attr-defined]
         f"{report.out}/<student>/results.json and log.txt"
     )
+    for line in report.skipped:
+        console.print(f"[yellow]not graded:[/yellow] {line}")  # type: ignore[attr-defined]
+    warning = report.layout_warning()
+    if warning:
+        console.print(f"[bold red]WARNING: {warning}[/bold red]")  # type: ignore[attr-defined]

@@ -44,7 +44,7 @@ def _payload(student: batch.Student) -> tuple[str, bytes]:
     """(archive name, bytes) of a submission; a folder travels as a .tar.gz we made."""
     if unpack.is_archive(student.source):
         return student.source.name, student.source.read_bytes()
-    return f"{student.name}.tar.gz", _tar(student.source)
+    return f"{batch.out_folder(student.name)}.tar.gz", _tar(student.source)
 
 
 def grade_remote(
@@ -113,6 +113,9 @@ def _submit_and_collect(
     refused: list[batch.StudentOutput] = []
     pending = []
     for student in plan.pending:
+        if student.refusal:  # a link out of SUBMISSIONS: never read
+            refused.append(batch.refused(student, plan, student.refusal))
+            continue
         try:
             archive, data = _payload(student)
         except (unpack.UnsafeArchive, OSError) as exc:

@@ -3,9 +3,10 @@
 Refused: absolute names, ``..`` components, links of any kind (a link is how an archive points
 out of its folder), devices and fifos, more than :attr:`Caps.members` entries, and more than
 :attr:`Caps.total_bytes` once decompressed. Sizes are counted on the bytes actually written, not
-on the sizes the archive declares (a zip bomb lies about them). The archive may hold the unit
-folders at its top or under one folder (``alice/l23_online_softmax/...``); :func:`submission_root`
-finds them.
+on the sizes the archive declares (a zip bomb lies about them). A submission, folder or
+archive alike, may hold its unit folders at its top or one or two folders down
+(``alice/l23_online_softmax/...``, ``alice/week3/l23_online_softmax/...``); :func:`submission_root`
+finds them, or says what it found instead.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import shutil
 import tarfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -115,11 +116,47 @@ def _copy_capped(src: IO[bytes], dst: IO[bytes], budget: int, total: int) -> int
     return budget
 
 
-def submission_root(folder: Path) -> Path:
-    """The folder that holds the unit folders: ``folder`` itself or its only subfolder."""
-    if any(is_unit(p.name) for p in folder.iterdir() if p.is_dir()):
-        return folder
-    subdirs = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(("__MACOSX", "."))]
-    if len(subdirs) == 1 and any(is_unit(p.name) for p in subdirs[0].iterdir() if p.is_dir()):
-        return subdirs[0]
-    return folder
+IGNORED_DIRS = ("__MACOSX", "__pycache__", ".ipynb_checkpoints", ".git")
+MAX_DEPTH = 2  # units at the top, one folder down (alice/l23_.../), or two (nbgrader: alice/week3/l23_.../)
+
+
+class LayoutError(ValueError):
+    """No single folder of the submission holds unit folders; the message says what was found and what is expected."""
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    """Real subfolders (links are not followed), junk folders left out."""
+    return sorted(p for p in folder.iterdir()
+                  if p.is_dir() and not p.is_symlink() and p.name not in IGNORED_DIRS and not p.name.startswith("._"))
+
+
+def _holds_units(folder: Path) -> list[str]:
+    return [p.name for p in _subdirs(folder) if is_unit(p.name)]
+
+
+def _listing(folder: Path, limit: int = 8) -> str:
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
+    return ", ".join(names[:limit]) + (f", ... ({len(names)} entries)" if len(names) > limit else "") or "nothing"
+
+
+def submission_root(folder: Path, units: Sequence[str] = ()) -> Path:
+    """The one folder of a submission (a folder or an unpacked archive: one rule for both) that holds its
+    unit folders: ``folder`` itself, or one or two folders down (``alice/l23_online_softmax/``,
+    nbgrader's ``autograded/<student>/<assignment>/l23_online_softmax/``); the shallowest wins. Where
+    several hold units at that depth, those holding one of ``units`` are preferred. LayoutError,
+    naming what was found and what is expected, where none or several remain."""
+    level = [folder]
+    for _ in range(MAX_DEPTH + 1):
+        found = [f for f in level if _holds_units(f)]
+        preferred = [f for f in found if set(_holds_units(f)) & set(units)] or found
+        if len(preferred) == 1:
+            return preferred[0]
+        if preferred:
+            where = ", ".join(f"{f.relative_to(folder)}/ ({' '.join(_holds_units(f))})" for f in preferred)
+            raise LayoutError(f"unit folders found in {len(preferred)} places: {where}; expected one place: "
+                              "keep one copy of each unit folder (for nbgrader, grade one assignment: "
+                              "batch --nbgrader COURSE --assignment A)")
+        level = [sub for f in level for sub in _subdirs(f)]
+    example = f"{units[0] if units else 'l23_online_softmax'}/<module>.py"
+    raise LayoutError(f"no unit folder found at the top of the submission nor one or two folders down; found: "
+                      f"{_listing(folder)}; expected {example} at its top (laid out like exercises/)")

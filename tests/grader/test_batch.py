@@ -5,6 +5,7 @@ and the slow tests at the end of this file.)"""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -20,7 +21,7 @@ import pytest
 import torch
 
 from grader.grading import boundary
-from grader.grading.results import TestResult
+from grader.grading.results import Status, TestResult
 from grader.grading.target import REPO_ROOT
 from grader.instructor import batch, release, sandbox, unpack
 
@@ -91,7 +92,7 @@ def test_grades_csv_one_row_per_student_one_column_per_unit(tmp_path):
     graded = [output("bob", 3.0).graded, output("alice", 7.0).graded]
     batch.write_grades_csv(tmp_path, graded, [UNIT])
     rows = list(csv.reader((tmp_path / "grades.csv").open()))
-    assert rows[0] == ["student", UNIT, "total", "max_score", "problems"]
+    assert rows[0] == ["student", UNIT, "total", "max_score", "problems", "folder"]
     assert [r[:3] for r in rows[1:]] == [["alice", "7.0", "7.0"], ["bob", "3.0", "3.0"]]
 
 
@@ -519,3 +520,139 @@ def test_gpu_device_files_are_bound_into_a_real_sandbox():
     assert done.returncode == 0 and done.stdout.strip() == "bound", done.stderr
     cpu = [*sandbox._bwrap_base(python, None), "--", *sandbox._prlimit(sandbox.Limits()), *check]
     assert subprocess.run(cpu, capture_output=True, text=True, timeout=60).returncode != 0, "a CPU job sees no device"
+
+
+# ---- layouts: folders and archives alike (issue 20 items 1-3) ------------------------------------------------
+
+
+def units_at(root: Path, rel: str, unit: str = UNIT) -> Path:
+    (root / rel / unit).mkdir(parents=True, exist_ok=True)
+    (root / rel / unit / "softmax.py").write_text("x = 1\n")
+    return root
+
+
+@pytest.mark.parametrize("rel", ["", "alice", "alice/week3"])
+def test_a_folder_is_staged_with_its_units_at_the_top_or_one_or_two_folders_down(tmp_path, rel):
+    """nbgrader's autograded/<student>/<assignment>/ is two down from autograded/: a folder used to be staged
+    as it was (units one folder down: 0 for everyone, exit 0), while the same zip was graded."""
+    folder = units_at(tmp_path / "subs" / "alice", rel.removeprefix("alice").strip("/"))
+    target, notes = batch._stage_submission(batch.Student("alice", folder), tmp_path / "work1", [UNIT])
+    assert (target / UNIT / "softmax.py").read_text() == "x = 1\n" and not notes
+    archive = make_zip(tmp_path / "alice.zip", {f"{rel}/{UNIT}/softmax.py".lstrip("/"): b"x = 1\n"})
+    target, _ = batch._stage_submission(batch.Student("alice", archive), tmp_path / "work2", [UNIT])
+    assert (target / UNIT / "softmax.py").read_text() == "x = 1\n", "one rule for folders and archives"
+
+
+def test_a_submission_without_units_says_what_it_found_and_what_is_expected(tmp_path):
+    deep = units_at(tmp_path / "deep", "a/b/c")
+    with pytest.raises(unpack.LayoutError, match=r"no unit folder found .* found: a/; expected l23_online_softmax/"):
+        unpack.submission_root(deep, [UNIT])
+    (tmp_path / "flat").mkdir()
+    (tmp_path / "flat" / "softmax.py").write_text("")
+    with pytest.raises(unpack.LayoutError, match="found: softmax.py; expected"):
+        batch._stage_submission(batch.Student("flat", tmp_path / "flat"), tmp_path / "w", [UNIT])
+
+
+def test_units_in_two_places_are_ambiguous_unless_the_graded_unit_decides(tmp_path):
+    both = units_at(units_at(tmp_path / "s", "week3"), "week4")
+    with pytest.raises(unpack.LayoutError, match=r"2 places: week3/ \(l23_online_softmax\), week4/"):
+        unpack.submission_root(both, [UNIT])
+    units_at(tmp_path / "t", "week3")
+    units_at(tmp_path / "t", "week4", unit="l27_memory_ledger")
+    assert unpack.submission_root(tmp_path / "t", ["l27_memory_ledger"]).name == "week4"
+
+
+def graded(student: str, *problems: str) -> batch.Graded:
+    return batch.Graded(student, 0.0, 7.0, {UNIT: 0.0}, problems)
+
+
+def test_a_batch_where_most_students_have_no_unit_warns():
+    fine = [graded("a"), graded("b", f"{batch.NO_UNIT}: ...")]
+    assert batch.BatchReport(Path("o"), tuple(fine), 0, "", (UNIT,)).layout_warning() is None
+    lost = (*fine, graded("c", f"{batch.NO_UNIT}: ..."))
+    warning = batch.BatchReport(Path("o"), lost, 0, "", (UNIT,)).layout_warning()
+    assert warning and "2 of 3 students have no unit folder" in warning and "--nbgrader" in warning
+
+
+def test_links_are_followed_inside_submissions_and_refused_with_the_reason_outside(tmp_path):
+    """Symlinked student folders used to be dropped silently: `0 student(s) to grade`."""
+    subs, outside = tmp_path / "subs", units_at(tmp_path / "elsewhere", "")
+    units_at(subs / ".store" / "alice", "")
+    (subs / "alice").symlink_to(subs / ".store" / "alice")
+    (subs / "mallory").symlink_to(outside)
+    (subs / "root").symlink_to(subs)
+    (subs / "notes.txt").write_text("")
+    students, skipped = batch.discover_entries(subs)
+    by_name = {s.name: s for s in students}
+    assert set(by_name) == {".store", "alice", "mallory", "root"}
+    assert not by_name["alice"].refusal
+    assert "outside the submissions folder" in by_name["mallory"].refusal and by_name["root"].refusal
+    assert skipped == ["notes.txt: not a folder, .zip, .tar.gz or .tgz (ignored; a student's submission is one "
+                       "of those)"]
+
+
+def test_a_link_inside_a_submission_is_named_not_reported_as_a_missing_file(tmp_path):
+    folder = units_at(tmp_path / "alice", "")
+    (folder / UNIT / "softmax.py").unlink()
+    (folder / UNIT / "softmax.py").symlink_to("/etc/hostname")
+    target, notes = batch._stage_submission(batch.Student("alice", folder), tmp_path / "w", [UNIT])
+    assert not (target / UNIT / "softmax.py").exists()
+    assert notes == [f"{UNIT}/softmax.py is a symbolic link: links are refused (only regular files are graded); "
+                     "submit the file itself"]
+
+
+# ---- untrusted student names (issue 13 class 7) --------------------------------------------------------------
+
+HOSTILE_NAMES = ["grades.csv", "summary.json", "manifest.json", "done.jsonl", "a,b", 'say "hi"', "two\nlines",
+                 ".hidden", "x" * 255, "caf\udce9", "GRADES.CSV", "..x", "-rf"]
+
+
+def test_hostile_names_each_get_their_own_sanitized_folder():
+    folders = [batch.out_folder(n) for n in HOSTILE_NAMES]
+    assert len(set(folders)) == len(folders)
+    for f in folders:
+        assert f.lower() not in batch.RESERVED and not f.startswith(".") and "/" not in f and len(f) <= 80
+        assert f.isascii() and "\n" not in f and "," not in f
+    assert batch.out_folder("alice") == "alice"
+
+
+def test_hostile_names_are_recorded_and_listed_exactly_once(tmp_path):
+    """A folder named grades.csv crashed the batch at the end (IsADirectoryError); a non-UTF-8 name crashed
+    write_grades_csv."""
+    for name in HOSTILE_NAMES:
+        batch.record(tmp_path, output(name, 7.0))
+    done = batch.read_ledger(tmp_path)
+    assert set(done) == set(HOSTILE_NAMES)
+    batch.write_grades_csv(tmp_path, list(done.values()), [UNIT])
+    batch._write_atomic(tmp_path / "summary.json", "{}\n")
+    rows = list(csv.reader((tmp_path / "grades.csv").open(encoding="utf-8", newline="")))
+    assert len(rows) == 1 + len(HOSTILE_NAMES) and rows[0][-1] == "folder"
+    assert sorted(r[0] for r in rows[1:]) == sorted(batch.display(n) for n in HOSTILE_NAMES)
+    assert "caf\\xe9" in [r[0] for r in rows[1:]]
+    for row in rows[1:]:
+        assert json.loads((tmp_path / row[-1] / "results.json").read_text())["score"] == 7.0
+
+
+def test_hostile_names_on_disk_are_discovered_once(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in HOSTILE_NAMES:
+        if name != "GRADES.CSV":  # one file system may fold case
+            os.mkdir(os.fsencode(subs) + b"/" + os.fsencode(name))
+    names = [s.name for s in batch.discover(subs)]
+    assert sorted(names) == sorted(n for n in HOSTILE_NAMES if n != "GRADES.CSV")
+
+
+# ---- malformed input (issue 13 class 8) ----------------------------------------------------------------------
+
+
+def test_a_refused_submission_is_scored_out_of_the_same_maximum_as_everyone():
+    """Refused archives were scored out of every test (90) while graded students were out of 71: the tests
+    pending GPU in this batch stay pending for a refused student too."""
+    plan = batch.Plan((), Path("."), (UNIT,), (), MANIFEST, sandbox.Runtime(Path(sys.executable),
+                                                                             sandbox.Isolation.RLIMITS))
+    empty = [result("t.py::a", "correctness", 4.0, 0.0, status="failed"),
+             dataclasses.replace(result("t.py::b", "efficiency", 3.0, 0.0), status=Status.PENDING_GPU)]
+    out = batch.refused(batch.Student("z", Path("z.zip")), plan, "more than 2000 entries", empty)
+    assert (out.graded.score, out.graded.max_score) == (0.0, 4.0)
+    assert out.graded.problems == ("submission refused: more than 2000 entries",)
