@@ -22,17 +22,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
 from grader.grading import command as grading_command
 from grader.grading.target import REPO_ROOT
+from grader.tools import host
 from grader.tools.host import PROBE_UID, UID_BASE, gpu_device_files
 
 SANDBOX_VENV_ENV = "DRIPSTONE_SANDBOX_VENV"
@@ -65,6 +68,11 @@ class Limits:
     processes: int = 1536
     tmp_bytes: int = 512 * 2**20
     call_timeout_s: float = 60.0
+    # The student's cgroup (where the machine allows one): CPUs (cpu.max), memory summed over all of the
+    # student's processes (tmpfs /tmp included), and processes plus threads.
+    cpus: float = 1.0
+    memory: int = 8 * 2**30
+    tasks: int = 2048
     # ``batch --gpus``: one GPU per job (CUDA_VISIBLE_DEVICES), its device files bound into the
     # sandbox, and the memory cap on data (RLIMIT_DATA) rather than address space: CUDA reserves
     # far more address space than it uses, and fails to start under RLIMIT_AS.
@@ -79,10 +87,15 @@ class Runtime:
     isolation: Isolation
     missing: tuple[str, ...] = ()
     tmp_size: bool = True  # bwrap caps the /tmp tmpfs (--size, bubblewrap >= 0.8); else only the judge does
+    cgroups: host.Cgroups = host.Cgroups("", (), (), "not probed")
 
     def describe(self) -> str:
         gaps = f" (missing: {'; '.join(self.missing)})" if self.missing else ""
-        return f"isolation={self.isolation}{gaps}"
+        return f"isolation={self.isolation}+{self.budget()}{gaps}"
+
+    def budget(self) -> str:
+        """The per-student budget in force: ``cgroup-v2``, ``cgroup-v1`` or ``rlimits-only``."""
+        return f"cgroup-{self.cgroups.version}" if self.cgroups.version else "rlimits-only"
 
 
 @dataclass(frozen=True)
@@ -126,6 +139,16 @@ def probe(python: Path | None = None) -> Runtime:
             f"requirements; the grader's own may live under a home the sandbox uid cannot read), or set "
             f"{SANDBOX_VENV_ENV}"
         )
+    runtime = _probe_layers(python)
+    cgroups = host.cgroup_setup()
+    if not cgroups.version or cgroups.why:
+        gap = (f"{cgroups.why}: one student's processes can still take CPU and memory from the others"
+               if not cgroups.version else f"cgroup {cgroups.version} is partial: {cgroups.why}")
+        return replace(runtime, cgroups=cgroups, missing=(*runtime.missing, gap))
+    return replace(runtime, cgroups=cgroups)
+
+
+def _probe_layers(python: Path) -> Runtime:
     missing = []
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         missing.append("not root or no setpriv: the learner runs as the grader's uid; fork bombs are not contained")
@@ -182,12 +205,125 @@ def stage_target(submission: Path, dest: Path) -> Path:
 
 
 def pytest_command(python: Path, repo: Path, target: Path, job: Job, report: str) -> list[str]:
-    """The grading run, as ``grader.api.grade`` runs it, with results to ``report`` (fd:N or a path)."""
+    """The grading run, as ``grader.api.grade`` runs it, with results to ``report`` (fd:N or a path).
+
+    Through :func:`judge_main` (``-m grader.instructor.sandbox``), with ``-P`` (no working folder on the
+    import path) and ``-s`` (no user site under the learner-writable HOME).
+    """
     paths = grading_command.unit_paths(repo, job.units)
-    return grading_command.pytest_command(python, repo, paths, target=target, report=report, exercises=job.exercises)
+    args = grading_command.pytest_args(repo, paths, target=target, report=report, exercises=job.exercises)
+    return [str(python), "-P", "-s", "-m", JUDGE_MODULE, *args]
 
 
-def _environment(repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str | None = None) -> dict[str, str]:
+JUDGE_MODULE = "grader.instructor.sandbox"
+# What the judge may import after the first learner call (lazily, in the plugin, the boundary, the kit's and
+# the kernels' checks, torch's and Triton's own lazy imports): imported by judge_main before pytest starts,
+# so that no import happens in the judge once a learner's code could have written a file. The list is the
+# difference of sys.modules between the first worker fork and the end of grading, measured over the units
+# (tests/grader/test_sandbox_isolation.py checks it still covers one unit).
+JUDGE_PRELOAD = (
+    "cuda.bindings.nvrtc",  # the NVRTC include lookup (issue 13's instance), where cuda-python is installed
+    "nvidia",  # a namespace package: its __path__ is every sys.path folder holding an nvidia/ folder
+    "torch._subclasses.schema_check_mode",
+    "torch.utils.serialization",  # torch.load of a worker's reply
+    "grader.grading.boundary",
+    "grader.grading.harness",
+    "grader.grading.plugin",
+    "grader.kernels.guard",
+    "grader.kernels.traffic",
+    "grader.kit",
+    "grader.kit.checks",
+    "grader.kit.compare",
+    "grader.kit.marks",
+    "grader.kit.strategies",
+    "hypothesis",
+    "numpy",
+    "torch",
+    "pytest",
+)
+LEARNER_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/shm")
+_ENV_FOLDERS = ("TMPDIR", "HOME", "DRIPSTONE_TARGET")
+
+
+def safe_import_path(path: Sequence[str], cwd: str, env: dict[str, str] | os._Environ[str]) -> list[str]:
+    """``path`` without an entry the learner could write a module into: '', relative entries, the working
+    folder, TMPDIR, HOME, the target, the world-writable temporary folders, and (not as root) any entry this
+    uid can write or create."""
+    banned = [Path(p) for p in (cwd, *LEARNER_WRITABLE, *(env.get(k) for k in _ENV_FOLDERS)) if p]
+    keep = []
+    for entry in path:
+        where = Path(entry)
+        if not entry or not where.is_absolute() or any(where == b or b in where.parents for b in banned):
+            continue
+        if os.geteuid() != 0 and _writable(where):
+            continue
+        keep.append(entry)
+    return keep
+
+
+def _writable(path: Path) -> bool:
+    """This uid could write ``path`` or create it (its nearest existing folder is writable)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return os.access(path, os.W_OK)
+
+
+KILL_STRAYS_ENV = "DRIPSTONE_KILL_STRAYS"  # set where the judge runs as a uid of its own (not Isolation.RLIMITS)
+LATE_IMPORT = "grader: the judge imported {} after learner code ran"
+
+
+def judge_main(argv: Sequence[str]) -> int:
+    """The batch judge: a safe import path, every module it may need imported, then the grading pytest.
+
+    Imports the judge still makes once a worker was forked are said in the log (:data:`LATE_IMPORT`: add
+    them to :data:`JUDGE_PRELOAD`); they resolve on the safe path only. Where the judge has a uid of its
+    own, every other process of that uid is killed when a test's worker ends (``setsid`` and
+    double-forked children included), so nothing a learner started outlives the test.
+    """
+    sys.path[:] = safe_import_path(sys.path, os.getcwd(), os.environ)
+    sys.path_importer_cache.clear()
+    import importlib
+
+    for name in JUDGE_PRELOAD:
+        with contextlib.suppress(ImportError):  # a module the sandbox venv lacks is not needed by its units
+            importlib.import_module(name)
+    _watch_late_imports()
+    if os.environ.get(KILL_STRAYS_ENV) == "1":
+        _kill_strays_after_each_test()
+    import pytest
+
+    sys.argv = ["pytest", *argv]
+    return pytest.main()
+
+
+def _watch_late_imports() -> None:
+    forked = []
+    os.register_at_fork(before=lambda: forked.append(True))
+    judge = os.getpid()
+
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        if event == "import" and forked and os.getpid() == judge and args[0] not in sys.modules:
+            print(LATE_IMPORT.format(args[0]), file=sys.stderr)
+
+    sys.addaudithook(hook)
+
+
+def _kill_strays_after_each_test() -> None:
+    from grader.grading import boundary
+
+    end_test = boundary.end_test
+
+    def end_test_and_strays() -> None:
+        end_test()
+        with contextlib.suppress(OSError):
+            os.kill(-1, signal.SIGKILL)  # every process this uid may signal but the judge itself
+
+    boundary.end_test = end_test_and_strays
+
+
+def _environment(
+    repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str | None = None, own_uid: bool = True
+) -> dict[str, str]:
     return {
         **({"CUDA_VISIBLE_DEVICES": gpu, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"} if gpu is not None else {}),
         "PATH": f"{sandbox_python().parent}:/usr/bin:/bin",
@@ -195,12 +331,15 @@ def _environment(repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str |
         "TMPDIR": str(tmp),
         "PYTHONPATH": str(repo),
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONSAFEPATH": "1",  # any Python started in the sandbox: no script or working folder on sys.path
+        "PYTHONNOUSERSITE": "1",  # nor ~/.local (HOME is the learner-writable /tmp)
         "PYTHONHASHSEED": "0",
         "TRITON_INTERPRET": "1",
         "TRITON_CACHE_DIR": str(tmp / "triton"),
         "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp / "hypothesis"),
         "OMP_NUM_THREADS": "1",
         "DRIPSTONE_ISOLATE": "1",
+        **({KILL_STRAYS_ENV: "1"} if own_uid else {}),
         "DRIPSTONE_TARGET": str(target),
         "DRIPSTONE_CALL_TIMEOUT": str(limits.call_timeout_s),
         "DRIPSTONE_TMP_BYTES": str(limits.tmp_bytes),  # the judge's own cap (grader/grading/boundary.py)
@@ -268,8 +407,6 @@ def _bwrap_base(python: Path, tmp_bytes: int | None) -> list[str]:
         *(("--size", str(tmp_bytes)) if tmp_bytes is not None else ()),
         "--tmpfs",
         "/tmp",
-        "--chdir",
-        "/tmp",
     ]
     return cmd
 
@@ -300,14 +437,16 @@ def command(job: Job, runtime: Runtime, limits: Limits, report_fd: int) -> tuple
             "--ro-bind",
             str(job.target),
             str(TARGET_IN),
+            "--chdir",  # read-only: never the learner-writable /tmp, which is TMPDIR and HOME
+            str(REPO_IN),
             "--clearenv",
         ]
         cmd += [a for k, v in env.items() for a in ("--setenv", k, v)]
         return [*cmd, "--", *_setpriv(uid), *_prlimit(limits), *inner], {}, job.scratch
-    env = _environment(job.repo, job.target, job.scratch, limits, job.gpu)
+    env = _environment(job.repo, job.target, job.scratch, limits, job.gpu, runtime.isolation is Isolation.SETPRIV)
     inner = pytest_command(runtime.python, job.repo, job.target, job, f"fd:{report_fd}")
     drop = _setpriv(uid) if runtime.isolation is Isolation.SETPRIV else []
-    return [*drop, *_prlimit(limits), *inner], env, job.scratch
+    return [*drop, *_prlimit(limits), *inner], env, job.repo
 
 
 def run(job: Job, runtime: Runtime, limits: Limits) -> Outcome:
@@ -318,6 +457,8 @@ def run(job: Job, runtime: Runtime, limits: Limits) -> Outcome:
     job.scratch.chmod(0o700)
     report_fd = os.open(job.report, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC, 0o600)
     argv, env, cwd = command(job, runtime, limits, report_fd)
+    group = StudentCgroup.create(runtime.cgroups, f"slot{job.slot}", limits)
+    argv = [*group.enter(), *argv] if group else argv
     start = time.monotonic()
     try:
         with job.log.open("wb") as log:
@@ -334,7 +475,11 @@ def run(job: Job, runtime: Runtime, limits: Limits) -> Outcome:
             timed_out = _wait(proc, limits.wall_s)
     finally:
         os.close(report_fd)
+        if group:
+            group.kill()
         _kill_leftovers(job.slot, runtime)
+        if group:
+            group.remove()
     return Outcome(proc.returncode, timed_out, round(time.monotonic() - start, 2))
 
 
@@ -353,3 +498,94 @@ def _kill_leftovers(slot: int, runtime: Runtime) -> None:
     """Whatever the job's uid still runs (a daemonized child, a fork bomb) dies with it."""
     if runtime.isolation is not Isolation.RLIMITS:
         subprocess.run([*_setpriv(UID_BASE + slot), "kill", "-9", "-1"], capture_output=True)
+
+
+@dataclass(frozen=True)
+class StudentCgroup:
+    """One job's cgroup (one folder per hierarchy): its CPU, memory and task budget, and its end.
+
+    The job's first process joins it before it execs anything (:meth:`enter`), so every process the
+    student starts, ``setsid`` and double-forked daemons included, is in it, counted and killed with it.
+    """
+
+    folders: tuple[Path, ...]
+    version: str
+
+    @classmethod
+    def create(cls, cgroups: host.Cgroups, name: str, limits: Limits) -> StudentCgroup | None:
+        """``name``'s group under each parent of ``cgroups`` (emptied first if a crashed run left it), limits set."""
+        if not cgroups.version:
+            return None
+        group = cls(tuple(parent / name for parent in cgroups.parents), cgroups.version)
+        if any(f.exists() for f in group.folders):
+            group.kill()
+            group.remove()
+        for folder in group.folders:
+            folder.mkdir()
+        group._limit(limits)
+        return group
+
+    def _limit(self, limits: Limits) -> None:
+        period = 100_000
+        quota = str(max(1000, int(limits.cpus * period)))
+        files = {  # v2 names, then v1's; a file a hierarchy lacks is skipped
+            "cpu.max": f"{quota} {period}",
+            "memory.max": str(limits.memory),
+            "memory.swap.max": "0",
+            "pids.max": str(limits.tasks),
+            "cpu.cfs_period_us": str(period),
+            "cpu.cfs_quota_us": quota,
+            "memory.limit_in_bytes": str(limits.memory),
+            "memory.memsw.limit_in_bytes": str(limits.memory),
+        }
+        for folder in self.folders:
+            for name, value in files.items():
+                if (folder / name).exists():
+                    (folder / name).write_text(value)
+
+    def enter(self) -> list[str]:
+        """A prefix for the job's command line: the shell joins the group, then execs the command."""
+        joins = " && ".join(f"echo $$ > {shlex.quote(str(f / 'cgroup.procs'))}" for f in self.folders)
+        return ["/bin/sh", "-c", f'{joins} && exec "$@"', "dripstone-job"]
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for folder in self.folders:
+            with contextlib.suppress(OSError):
+                found.update(int(p) for p in (folder / "cgroup.procs").read_text().split())
+        return found
+
+    def kill(self, wait_s: float = 10.0) -> None:
+        """Every process of the group killed, waiting until none is left (cgroup.kill where the kernel has it)."""
+        deadline = time.monotonic() + wait_s
+        while (pids := self.pids()) and time.monotonic() < deadline:
+            for folder in self.folders:
+                if (folder / "cgroup.kill").exists():
+                    with contextlib.suppress(OSError):
+                        (folder / "cgroup.kill").write_text("1")
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.02)
+
+    def remove(self) -> None:
+        for folder in self.folders:
+            for _ in range(100):  # a killed process leaves its group once it is reaped
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
+    def memory_peak(self) -> int | None:
+        for name in ("memory.peak", "memory.max_usage_in_bytes"):
+            for folder in self.folders:
+                with contextlib.suppress(OSError, ValueError):
+                    return int((folder / name).read_text())
+        return None
+
+
+if __name__ == "__main__":
+    raise SystemExit(judge_main(sys.argv[1:]))
