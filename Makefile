@@ -146,10 +146,12 @@ $(SANDBOX_STAMP): requirements.txt
 	$(SANDBOX_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@chmod -R a+rX $(SANDBOX_VENV) && rm -f $(SANDBOX_VENV)/.installed-* && touch $@
 
+# L takes one unit or several: L=23, L="23 27" or L=23,27.
+BATCH_COMMA := ,
 batch: env sandbox-env
-	@test -n "$(SUBMISSIONS)" -a -n "$(OUT)" || { echo "usage: make batch SUBMISSIONS=dir OUT=dir [JOBS=2] [L=23]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" -a -n "$(OUT)" || { echo "usage: make batch SUBMISSIONS=dir OUT=dir [JOBS=2] [L=\"23 27\"]"; exit 2; }
 	DRIPSTONE_SANDBOX_VENV=$(SANDBOX_VENV) $(PY) -m grader batch $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS) \
-	  $(if $(L),--unit $(L)) $(ARGS)
+	  $(foreach u,$(subst $(BATCH_COMMA), ,$(L)),--unit $(u)) $(ARGS)
 
 # Students per minute: N copies of solutions/ graded alone, then in the batch with --jobs 1 and JOBS.
 bench-batch: env sandbox-env

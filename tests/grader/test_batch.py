@@ -656,3 +656,53 @@ def test_a_refused_submission_is_scored_out_of_the_same_maximum_as_everyone():
     out = batch.refused(batch.Student("z", Path("z.zip")), plan, "more than 2000 entries", empty)
     assert (out.graded.score, out.graded.max_score) == (0.0, 4.0)
     assert out.graded.problems == ("submission refused: more than 2000 entries",)
+
+
+def _cli_batch(subs: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "grader", "batch", str(subs), "--out", str(out), "-u", "23", "-e", "softmax_fused",
+           "--jobs", "2", *extra]
+    return subprocess.run(cmd, cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True,
+                          text=True, timeout=1800)
+
+
+@pytest.mark.slow
+def test_batch_grades_every_layout_and_says_when_most_students_have_no_unit(tmp_path):
+    """End to end in the sandbox: nbgrader's autograded layout, a zip and a folder with their units one folder
+    down, a link inside SUBMISSIONS, a student named grades.csv: full marks each; a link outside: 0 with the
+    reason, out of the same maximum. Then a batch of empty folders: a loud warning and exit status 3 (it used
+    to be 0/max for everyone, exit 0)."""
+    import shutil
+
+    if not sandbox.sandbox_python().exists():
+        pytest.skip("no sandbox venv (make sandbox-env)")
+    subs, solution = tmp_path / "subs", REPO_ROOT / "solutions" / UNIT
+    for rel in ("alice/week3", ".store/carol/work", "grades.csv"):
+        shutil.copytree(solution, subs / rel / UNIT, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.make_archive(str(subs / "bob"), "zip", subs / ".store" / "carol")
+    (subs / "carol").symlink_to(subs / ".store" / "carol")
+    (subs / "mallory").symlink_to(REPO_ROOT / "solutions")
+    proc = _cli_batch(subs, tmp_path / "out")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    done = batch.read_ledger(tmp_path / "out")
+    full = {name: done[name] for name in ("alice", "bob", "carol", "grades.csv", ".store")}
+    assert all(g.score == g.max_score > 0 and not g.problems for g in full.values()), full
+    mallory = done["mallory"]
+    assert mallory.score == 0 and mallory.max_score == done["alice"].max_score
+    assert "outside the submissions folder" in mallory.problems[0]
+    assert (tmp_path / "out" / "grades.csv").is_file()
+    lost = tmp_path / "lost"
+    for name in ("a", "b", "c"):
+        (lost / name / "notes").mkdir(parents=True)
+    shutil.copytree(solution, lost / "d" / UNIT, ignore=shutil.ignore_patterns("__pycache__"))
+    proc = _cli_batch(lost, tmp_path / "out2")
+    assert proc.returncode == 3, proc.stdout[-3000:]
+    assert "WARNING: 3 of 4 students have no unit folder" in " ".join(proc.stdout.split())
+    summary = json.loads((tmp_path / "out2" / "summary.json").read_text())
+    assert summary["without_units"] == ["a", "b", "c"] and summary["warning"]
+
+
+@pytest.mark.parametrize("units", ["23,27", "23 27"])
+def test_make_batch_takes_a_list_of_units(units):
+    proc = subprocess.run(["make", "-n", "batch", "SUBMISSIONS=s", "OUT=o", f"L={units}"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert "--unit 23 --unit 27" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -2,9 +2,10 @@
 
 ``generate_assignment`` → two submissions (alice: the solutions; bob: classic bugs, one exercise
 left as the stub, and three tries at replacing the score function inside the grading kernel) →
-``autograde`` → ``export``. nbgrader's gradebook database and its CSV export must hold, per student
-and exercise, exactly the score our engine gives the same code, partial credit included, and the
-released notebooks must hold no solution.
+``autograde`` → ``generate_feedback`` → ``export``, then ``grader batch --nbgrader COURSE --assignment A``
+on the same submissions (grader/NBGRADER.md's command sequence). nbgrader's gradebook database and its
+CSV export must hold, per student and exercise, exactly the score our engine gives the same code, partial
+credit included; the released notebooks must hold no solution.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ class Flow:
     points: Scores  # the autograder cells' points, from the generated course
     expected: dict[str, Scores]  # per student: what api.grade gives the same code
     timings: dict[str, float]
+    batch_out: Path  # `grader batch --nbgrader COURSE --assignment A` on the same submissions
+    batch: subprocess.CompletedProcess[str]
 
 
 def student_code(student: str, unit: str) -> dict[str, str]:
@@ -156,9 +159,16 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
         futures = {s: pool.submit(engine_scores, s, tmp / "engine" / s) for s in STUDENTS}
         timings["autograde"] = nbgrader(course, "autograde", ASSIGNMENT)
         expected = {s: f.result() for s, f in futures.items()}
+    timings["generate_feedback"] = nbgrader(course, "generate_feedback", ASSIGNMENT)
     timings["export"] = nbgrader(course, "export")
+    start = time.perf_counter()
+    batch = subprocess.run([sys.executable, "-m", "grader", "batch", "--nbgrader", str(course), "--assignment",
+                            ASSIGNMENT, "--out", str(tmp / "batch"), "--jobs", "2", *(f"-u{u}" for u in UNITS)],
+                           cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True,
+                           text=True, timeout=1800)
+    timings["batch --nbgrader"] = round(time.perf_counter() - start, 1)
     print(f"\nnbgrader flow timings (s): {timings}")
-    return Flow(course, {(e.unit, e.name): e.points for e in made.exercises}, expected, timings)
+    return Flow(course, {(e.unit, e.name): e.points for e in made.exercises}, expected, timings, tmp / "batch", batch)
 
 
 def solution_lines(unit: str) -> list[str]:
@@ -210,3 +220,29 @@ def test_csv_export_holds_the_engine_scores(flow: Flow):
         assert {k: float(row[f"{k[0]}/{k[1]}"]) for k in want} == pytest.approx(want)
         assert float(row["score"]) == pytest.approx(sum(want.values()))
         assert float(row["max_score"]) == pytest.approx(sum(flow.points.values()))
+
+
+def test_csv_exercise_columns_follow_the_notebooks(flow: Flow):
+    with (flow.course / "grades.csv").open(newline="") as f:
+        header = next(csv.reader(f))
+    exercise_columns = [c for c in header if "/" in c]
+    assert exercise_columns == [f"{u}/{e}" for u, e in flow.points], "one column per exercise, in notebook order"
+
+
+def test_feedback_is_generated_for_each_student(flow: Flow):
+    for student in STUDENTS:
+        for unit in UNITS:
+            html = flow.course / "feedback" / student / ASSIGNMENT / f"{unit}.html"
+            assert html.is_file() and f"{unit} · " in html.read_text(), f"no feedback at {html}"
+
+
+def test_batch_reads_the_course_and_agrees_with_the_engine(flow: Flow):
+    """`batch --nbgrader` takes each answer cell at the path the course gives it (bob's headerless cell
+    included), leaves his added cell and handed-in files out, and grades each student in the sandbox."""
+    assert flow.batch.returncode == 0, flow.batch.stdout[-3000:] + flow.batch.stderr[-3000:]
+    done = [json.loads(line) for line in (flow.batch_out / "done.jsonl").read_text().splitlines()]
+    assert sorted(d["student"] for d in done) == sorted(STUDENTS)
+    for d in done:
+        want = flow.expected[d["student"]]
+        got = {u: d["units"][u] for u in UNITS}
+        assert got == pytest.approx({u: sum(v for (unit, _), v in want.items() if unit == u) for u in UNITS})
