@@ -1,0 +1,237 @@
+"""The judge's import path and the per-student budgets (grader/instructor/sandbox.py, issue 13 classes 4 and 6).
+
+Fast checks of the pieces (the judge's command line and environment, the import-path filter, cgroup
+detection on a fake file system, a real cgroup where this machine has one), then one slow batch: the
+cheats of tests/grader/cheats/ that attack these two classes, graded two at a time beside an honest
+student, who must score exactly as when graded alone, with no learner file ever run by a judge.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import api
+from grader.grading.target import REPO_ROOT
+from grader.instructor import batch, sandbox
+from grader.tools import host
+
+CHEATS_DIR = Path(__file__).parent / "cheats"
+ISOLATION_CHEATS = sorted(p for p in CHEATS_DIR.glob("*.py") if p.stem.startswith(("judge_import_", "starve_")))
+UNIT = "l23_online_softmax"
+PAYLOAD_MARK = "DRIPSTONE-PAYLOAD-RAN"
+# The exercises of softmax.py, which every cheat replaces (as in test_batch_cheats.py).
+EXERCISES = ("online_softmax_state", "merge_online_states", "softmax_hbm_bytes", "softmax_fused", "softmax_online")
+
+
+def declarations(path: Path) -> dict[str, object]:
+    """The cheat's upper-case literals (ZERO: the exercises it attacks, which must score 0)."""
+    out: dict[str, object] = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper():
+            with contextlib.suppress(ValueError):
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+    return out
+
+
+def build_cheat(path: Path, dest: Path) -> Path:
+    """The solution of the unit with the cheat appended to softmax.py (what test_batch_cheats.py grades)."""
+    shutil.copytree(REPO_ROOT / "solutions" / UNIT, dest / UNIT, ignore=shutil.ignore_patterns("__pycache__"))
+    module = dest / UNIT / "softmax.py"
+    module.write_text(module.read_text() + f"\n\n# ---- cheat {path.stem} ----\n{path.read_text()}")
+    return dest
+
+
+def _job(tmp_path: Path) -> sandbox.Job:
+    return sandbox.Job("s", tmp_path / "repo", tmp_path / "target", tmp_path / "scratch", (UNIT,),
+                       tmp_path / "r", tmp_path / "l")
+
+
+@pytest.mark.parametrize("isolation", list(sandbox.Isolation))
+def test_the_judge_starts_with_a_safe_path_from_a_read_only_folder(tmp_path, isolation):
+    runtime = sandbox.Runtime(Path(sys.executable), isolation)
+    argv, env, cwd = sandbox.command(_job(tmp_path), runtime, sandbox.Limits(), 3)
+    judge = argv.index(str(Path(sys.executable)))
+    assert argv[judge + 1 : judge + 5] == ["-P", "-s", "-m", sandbox.JUDGE_MODULE], argv[judge:]
+    if isolation is sandbox.Isolation.BWRAP:
+        assert argv[argv.index("--chdir") + 1] == str(sandbox.REPO_IN), "the judge's cwd must be read-only"
+        pairs = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}
+        assert pairs["PYTHONSAFEPATH"] == "1" and pairs["PYTHONNOUSERSITE"] == "1"
+        assert pairs.get(sandbox.KILL_STRAYS_ENV) == "1"
+    else:
+        assert cwd == tmp_path / "repo" and cwd != Path(env["TMPDIR"]), "the judge never works in TMPDIR"
+        assert env["PYTHONSAFEPATH"] == "1" and env["PYTHONNOUSERSITE"] == "1"
+        assert (env.get(sandbox.KILL_STRAYS_ENV) == "1") == (isolation is sandbox.Isolation.SETPRIV), (
+            "kill -1 from the judge only where it has a uid of its own")
+
+
+def test_the_import_path_keeps_no_folder_a_learner_can_write(tmp_path, monkeypatch):
+    trusted, writable = REPO_ROOT / "grader", REPO_ROOT / "tests"  # (os.access is faked below)
+    target, home = tmp_path / "target", tmp_path / "home"
+    env = {"TMPDIR": "/tmp/x", "HOME": str(home), "DRIPSTONE_TARGET": str(target)}
+    path = ["", ".", "rel", str(trusted), "/tmp", "/tmp/x/lib", "/dev/shm", str(home / ".local"), str(target),
+            "/work/cwd", "/work/cwd/sub", str(writable), str(writable / "not-yet")]
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "access", lambda p, mode: Path(p) != trusted)  # a learner's uid: only repo read-only
+    assert sandbox.safe_import_path(path, "/work/cwd", env) == [str(trusted)]
+    monkeypatch.setattr(os, "geteuid", lambda: 0)  # root writes everything: only the named places go
+    assert sandbox.safe_import_path(path, "/work/cwd", env) == [str(trusted), str(writable), str(writable / "not-yet")]
+
+
+def _fake_v2(root: Path, controllers: str) -> Path:
+    root.mkdir()
+    (root / "cgroup.controllers").write_text(controllers)
+    (root / "cgroup.subtree_control").write_text("")
+    return root
+
+
+def test_cgroup_v2_is_delegated_when_it_has_the_controllers(tmp_path):
+    got = host.cgroup_setup(_fake_v2(tmp_path / "cg", "cpuset cpu io memory pids"))
+    assert got.version == "v2" and got.parents == (tmp_path / "cg" / host.CGROUP_PARENT,)
+    assert (tmp_path / "cg" / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    assert (tmp_path / "cg" / host.CGROUP_PARENT / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    assert "cgroup v2 per student (cpu, memory, pids" in got.describe()
+
+
+def test_without_usable_cgroups_the_runtime_says_so(tmp_path):
+    got = host.cgroup_setup(_fake_v2(tmp_path / "cg", "cpuset io"))
+    assert got.version == "" and "lacks the cpu, memory, pids controller(s)" in got.why, got
+    assert "no per-student cgroup" in got.describe()
+    runtime = sandbox.Runtime(Path(sys.executable), sandbox.Isolation.BWRAP, cgroups=got)
+    assert runtime.budget() == "rlimits-only" and "rlimits-only" in runtime.describe()
+    assert host.cgroup_setup(tmp_path / "nothing").why.startswith("no cgroup v2 mounted")
+
+
+def test_v1_hierarchies_are_used_where_v2_has_no_controllers(tmp_path):
+    root = tmp_path / "cg"
+    for name in ("cpu", "memory", "pids"):
+        (root / name).mkdir(parents=True)
+        (root / name / "cgroup.procs").write_text("")
+    got = host.cgroup_setup(root)
+    assert got.version == "v1" and got.controllers == ("cpu", "memory", "pids") and not got.why
+    assert all(p.name == host.CGROUP_PARENT and p.is_dir() for p in got.parents)
+
+
+@pytest.fixture
+def real_cgroups() -> host.Cgroups:
+    if os.geteuid() != 0:
+        pytest.skip("cgroups are set up as root")
+    cgroups = host.cgroup_setup()
+    if not cgroups.version:
+        pytest.skip(f"no cgroup here: {cgroups.why}")
+    return cgroups
+
+
+def test_a_student_cgroup_holds_escaped_processes_and_kills_them_all(real_cgroups):
+    """setsid'd, double-forked processes stay in the group, within its budget, and die with it."""
+    limits = sandbox.Limits(cpus=0.5, memory=256 * 2**20, tasks=64)
+    group = sandbox.StudentCgroup.create(real_cgroups, "test-isolation", limits)
+    assert group is not None
+    try:
+        script = "for i in 1 2 3; do setsid sh -c '(while :; do :; done) &' ; done; sleep 0.5"
+        subprocess.run([*group.enter(), "/bin/sh", "-c", script], check=True, timeout=60)
+        assert len(group.pids()) >= 3, "the daemons left the group"
+        time.sleep(1.0)
+        usage = _cpu_seconds(group)
+        if usage is not None:
+            time.sleep(2.0)
+            assert _cpu_seconds(group) - usage < 2.0 * 0.5 + 0.4, "cpu.max does not hold three spinners to 0.5 CPU"
+        for folder in group.folders:
+            for name, value in (("memory.max", limits.memory), ("memory.limit_in_bytes", limits.memory),
+                                ("pids.max", limits.tasks)):
+                if (folder / name).exists():
+                    assert int((folder / name).read_text()) == value
+    finally:
+        group.kill()
+        group.remove()
+    assert not group.pids() and not any(f.exists() for f in group.folders)
+
+
+def _cpu_seconds(group: sandbox.StudentCgroup) -> float | None:
+    for folder in group.folders:
+        if (folder / "cpuacct.usage").exists():
+            return int((folder / "cpuacct.usage").read_text()) / 1e9
+        stat = folder / "cpu.stat"
+        if stat.exists():
+            fields = dict(line.split() for line in stat.read_text().splitlines() if len(line.split()) == 2)
+            if "usage_usec" in fields:
+                return int(fields["usage_usec"]) / 1e6
+    return None
+
+
+# ---- one batch: the cheats of these two classes beside an honest student ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def isolation_batch(tmp_path_factory):
+    try:
+        runtime = sandbox.probe()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(f"no sandbox: {exc}")
+    if runtime.isolation is not sandbox.Isolation.BWRAP:
+        pytest.skip(f"needs the full sandbox here: {runtime.describe()}")
+    root = tmp_path_factory.mktemp("isolation")
+    subs, out = root / "submissions", root / "out"
+    subs.mkdir()
+    for cheat in ISOLATION_CHEATS:
+        build_cheat(cheat, subs / cheat.stem)
+    honest = shutil.copytree(REPO_ROOT / "solutions", subs / "honest", ignore=shutil.ignore_patterns("__pycache__"))
+    limits = sandbox.Limits(wall_s=900, call_timeout_s=10, memory=3 * 2**30)
+    report = batch.run_batch(batch.BatchOptions(subs, out, jobs=2, units=(UNIT,), exercises=EXERCISES, limits=limits))
+    alone = api.grade(honest, units=[UNIT], exercises=EXERCISES)
+    return {"out": out, "report": report, "alone": alone, "runtime": runtime}
+
+
+@pytest.mark.slow
+def test_there_are_three_cheats_of_each_class():
+    judge = [c for c in ISOLATION_CHEATS if c.stem.startswith("judge_import_")]
+    starve = [c for c in ISOLATION_CHEATS if c.stem.startswith("starve_")]
+    assert len(judge) >= 3 and len(starve) >= 3, [c.stem for c in ISOLATION_CHEATS]
+
+
+@pytest.mark.slow
+def test_no_learner_file_is_ever_run_by_a_judge_and_no_late_import(isolation_batch):
+    out = isolation_batch["out"]
+    for student in [c.stem for c in ISOLATION_CHEATS] + ["honest"]:
+        log = (out / student / "log.txt").read_text(errors="replace")
+        assert PAYLOAD_MARK not in log, f"{student}: a judge ran a learner's file:\n{log[-2000:]}"
+        late = [line for line in log.splitlines() if line.startswith(sandbox.LATE_IMPORT.split("{}")[0])]
+        assert not late, f"{student}: add these to sandbox.JUDGE_PRELOAD: {late}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cheat", ISOLATION_CHEATS, ids=lambda p: p.stem)
+def test_isolation_cheat_scores_nothing_on_what_it_attacks(isolation_batch, cheat):
+    decl = declarations(cheat)
+    data = json.loads((isolation_batch["out"] / cheat.stem / "results.json").read_text())
+    attacked = {t["name"]: t["score"] for t in data["tests"] if t["extra_data"]["exercise"] in decl["ZERO"]}
+    assert attacked and not any(attacked.values()), f"{cheat.stem} scored on what it attacks: {attacked}"
+
+
+@pytest.mark.slow
+def test_the_honest_student_scores_exactly_as_alone(isolation_batch):
+    data = json.loads((isolation_batch["out"] / "honest" / "results.json").read_text())
+    got = {t["name"]: t["score"] for t in data["tests"]}
+    alone = {f"{r.unit} · {r.exercise} · {r.tier} · {r.name}": r.score for r in isolation_batch["alone"].results
+             if r.status.value != "pending_gpu"}
+    assert got == alone, {n: (s, alone.get(n)) for n, s in got.items() if s != alone.get(n)}
+
+
+@pytest.mark.slow
+def test_nothing_of_a_student_outlives_the_batch(isolation_batch):
+    """No process of a job uid is left, and no student cgroup."""
+    left = subprocess.run(["ps", "-eo", "uid=,pid=,args="], capture_output=True, text=True).stdout.splitlines()
+    strays = [line for line in left if host.UID_BASE <= int(line.split()[0]) < host.UID_BASE + batch.MAX_SLOTS]
+    assert not strays, f"processes of job uids outlived the batch: {strays[:5]}"
+    cgroups = isolation_batch["runtime"].cgroups
+    groups = [g for parent in cgroups.parents if parent.exists() for g in parent.iterdir() if g.is_dir()]
+    assert not [g for g in groups if g.name.startswith("slot")], f"student cgroups left behind: {groups}"
