@@ -5,19 +5,26 @@ Grades N copies of ``solutions/`` for one unit (L23 by default) three ways on th
 * ``alone``: ``grader.api.grade`` one student after another, no sandbox, no boundary (the cost of
   grading itself);
 * ``batch --jobs 1`` and ``batch --jobs J``: the sandboxed batch (bwrap or its fallback, a forked
-  worker per test, the static audit, the disk watch).
+  worker per test, the static audit, the disk watch);
+* ``nbgrader autograde`` (where nbgrader is installed; ``--no-nbgrader`` skips it): the same copies as
+  notebooks of a course ``grader nbgrader-course`` wrote, autograded by nbgrader's own CLI (one core).
 
 It prints students per minute for each, and the isolation overhead per student (batch --jobs 1
 against alone). Every copy must score full marks in every mode, or the run says which did not.
 Noisy machines give noisy numbers: compare the rows of one run, not runs on different days.
 
-    python -m grader.tools.bench_batch [--students 20] [--jobs 2] [--unit 23]
+    python -m grader.tools.bench_batch [--students 20] [--jobs 2] [--unit 23] [--no-nbgrader]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import importlib.util
+import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +43,46 @@ def _copies(root: Path, unit: str, n: int) -> Path:
     return subs
 
 
+def _nbgrader(course: Path, *args: str) -> None:
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(course / ".jupyter"),
+           "PATH": os.pathsep.join((str(Path(sys.executable).parent), os.environ.get("PATH", "")))}
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True,
+                          text=True)
+    if proc.returncode:
+        raise RuntimeError(f"nbgrader {' '.join(args)} exited {proc.returncode}: {proc.stderr[-2000:]}")
+
+
+def _nbgrader_submissions(course: Path, unit: str, n: int) -> None:
+    """N students handing in the released notebook with the solutions in its answer cells."""
+    nb = json.loads((course / "release" / "bench" / f"{unit}.ipynb").read_text())
+    code = {f"module-{p.name.replace('.', '-')}": f"%%writefile {unit}/{p.name}\n{p.read_text()}"
+            for p in (REPO_ROOT / "solutions" / unit).iterdir() if p.is_file()}
+    for cell in nb["cells"]:
+        cell["source"] = code.get(cell["metadata"]["nbgrader"]["grade_id"], cell["source"])
+    for i in range(n):
+        dest = course / "submitted" / f"student_{i:03d}" / "bench"
+        dest.mkdir(parents=True)
+        (dest / f"{unit}.ipynb").write_text(json.dumps(nb))
+
+
+def nbgrader_autograde(root: Path, unit: str, n: int, problems: list[str]) -> float:
+    """Wall seconds of ``nbgrader autograde`` on N copies of the solutions (the course built beforehand)."""
+    from grader.instructor import nbgrader_course
+
+    course = root / "course"
+    nbgrader_course.write_course(course, units=[unit], assignment="bench")
+    _nbgrader(course, "generate_assignment", "bench")
+    _nbgrader_submissions(course, unit, n)
+    start = time.monotonic()
+    _nbgrader(course, "autograde", "bench")
+    wall = time.monotonic() - start
+    _nbgrader(course, "export")
+    with (course / "grades.csv").open(newline="") as f:
+        problems += [f"nbgrader autograde: {r['student_id']} scored {r['score']}/{r['max_score']}"
+                     for r in csv.DictReader(f) if float(r["score"]) != float(r["max_score"])]
+    return wall
+
+
 def _full(report) -> bool:
     return report.score == report.max_score and report.max_score > 0
 
@@ -45,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--students", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--unit", default="23")
+    parser.add_argument("--no-nbgrader", action="store_true", help="leave out the nbgrader autograde row")
     args = parser.parse_args(argv)
     unit = api.resolve_units([args.unit])[0]
     runtime = sandbox.probe()
@@ -58,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             if not _full(report):
                 problems.append(f"alone: {student.name} scored {report.score}/{report.max_score}")
         rows.append(("alone (no sandbox)", time.monotonic() - start, 1))
+        if not args.no_nbgrader and importlib.util.find_spec("nbgrader") is not None:
+            rows.append(("nbgrader autograde", nbgrader_autograde(Path(tmp), unit, args.students, problems), 1))
         for jobs in dict.fromkeys((1, args.jobs)):
             out = Path(tmp) / f"out-{jobs}"
             start = time.monotonic()
@@ -71,8 +121,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'mode':<22}{'wall s':>9}{'students/min':>15}{'s/student':>12}")
     for name, wall, _ in rows:
         print(f"{name:<22}{wall:>9.1f}{n / wall * 60:>15.2f}{wall / n:>12.2f}")
-    alone, one = rows[0][1] / n, rows[1][1] / n
+    walls = {name: wall for name, wall, _ in rows}
+    alone, one = walls["alone (no sandbox)"] / n, walls["batch --jobs 1"] / n
     print(f"isolation overhead per student (batch --jobs 1 vs alone): {one - alone:+.2f} s ({one / alone:.2f}x)")
+    if "nbgrader autograde" in walls:
+        nb = walls["nbgrader autograde"]
+        print("batch vs nbgrader autograde: " + ", ".join(
+            f"{name} {nb / wall:.2f}x" for name, wall, _ in rows if name.startswith("batch")))
     for line in problems:
         print(f"NOT FULL MARKS: {line}")
     return 1 if problems else 0
