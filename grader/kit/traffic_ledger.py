@@ -49,13 +49,14 @@ class TiledLedger:
     masked: int
     padded: int
     tiles: int | None = None  # one program per tile: each is held to padded / tiles
+    fewest: int | None = None  # a ledger that allows up to ``masked`` (two passes): the least a kernel loads
 
     @classmethod
-    def of(cls, formula: Callable[..., int], dims: Mapping[str, int], blocks: Mapping[str, int], *,
-           name: str, basis: str, tiles: int | None = None) -> TiledLedger:
+    def of(cls, formula: Callable[..., int], dims: Mapping[str, int], blocks: Mapping[str, int | None], *,
+           name: str, basis: str, tiles: int | None = None, fewest: int | None = None) -> TiledLedger:
         """The formula (keyword arguments ``dims``) on the true dims and on those named in ``blocks`` rounded up."""
         padded = {d: round_up(v, blocks[d]) if blocks.get(d) else v for d, v in dims.items()}
-        return cls(name, basis, int(formula(**dims)), int(formula(**padded)), tiles)
+        return cls(name, basis, int(formula(**dims)), int(formula(**padded)), tiles, fewest)
 
     @property
     def per_tile(self) -> int | None:
@@ -70,16 +71,19 @@ def assert_tiled_loads(traffic, ledger: TiledLedger, what: str) -> str | None:
     naming the case: "re-loads a slice" (above the padded ledger, or one program above a padded tile),
     or "never loaded" (below the masked ledger)."""
     got, lo, hi = traffic.bytes_loaded, ledger.masked, ledger.padded
-    where = f"{what}: loaded {got:,} B, {ledger.name} says {lo:,} B ({ledger.basis})"
-    if got < lo:
+    least = lo if ledger.fewest is None else ledger.fewest
+    says = f"{lo:,} B" if least == lo else f"{least:,} to {lo:,} B"
+    where = f"{what}: loaded {got:,} B, {ledger.name} says {says} ({ledger.basis})"
+    if got < least:
         raise TrafficMismatch(f"{where}: some of the inputs were never loaded: every tile and every step, the "
                               "ragged last one too, must read its slice")
     if got > hi:
-        raise TrafficMismatch(f"{where}, {hi:,} B with the tail tiles padded to the blocks: the kernel re-loads "
+        padded = f", {hi:,} B with the tail tiles padded to the blocks" if hi > lo else ""
+        raise TrafficMismatch(f"{where}{padded}: the kernel re-loads "
                               f"a slice it already had ({got / lo:.2f}× the ledger): reuse is lost; load each "
                               "slice once per tile and keep it on chip")
     _check_per_program(traffic, ledger, where)
-    if got == lo:
+    if got <= lo:
         return None
     note = (f"{where}: loads padding: {got - lo:,} B of tail-tile lanes wrapped or padded inside the tensors, "
             f"within the padded ledger ({hi:,} B): accepted, no points lost (masking them would save those bytes)")

@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 from grader.kit import (
     LogitCase,
+    TiledLedger,
     assert_close,
+    assert_tiled_loads,
     award_speedup,
     count_traffic,
     describe,
@@ -75,21 +77,25 @@ def test_fused_wide_and_strided_rows():
 # ---- softmax_fused: efficiency -------------------------------------------------------------------
 
 
-def assert_traffic(fn, x: torch.Tensor, *, reads: int, **kwargs) -> None:
-    """Output correct, exactly one launch, y written once, x read at least once and at most `reads` times."""
+def assert_traffic(fn, x: torch.Tensor, *, reads: int, block_n: int | None = None, **kwargs) -> None:
+    """Output correct, exactly one launch, y written once, x read at least once and at most `reads` times; in
+    column blocks of block_n, the tail block masked or padded to the block (None: the whole row, masked)."""
+    if block_n is not None:
+        kwargs["block_n"] = block_n
     with count_traffic() as t:
         y = fn(x, **kwargs)
     assert_close(y, reference(x), dtype=x.dtype, what=f"{fn.name}(x: {describe(x)})")
-    nbytes = x.numel() * x.element_size()
+    (rows, cols), es = x.shape, x.element_size()
     label = f"{fn.name}(x: {describe(x)}{''.join(f', {k}={v}' for k, v in kwargs.items())})"
     assert t.launches == 1, f"{label}: {t.launches} kernel launches, expected exactly 1 ({t.summary()})"
-    assert t.bytes_stored == nbytes, (
-        f"{label}: stored {t.bytes_stored:,} B, the ledger says {nbytes:,} B (write each element of y once)"
+    assert t.bytes_stored == x.numel() * es, (
+        f"{label}: stored {t.bytes_stored:,} B, the ledger says {x.numel() * es:,} B (write each element of y once)"
     )
-    assert nbytes <= t.bytes_loaded <= reads * nbytes, (
-        f"{label}: loaded {t.bytes_loaded:,} B = {t.bytes_loaded / nbytes:.2f}× x, the ledger allows "
-        f"{reads}× ({reads * nbytes:,} B): {'read x once' if reads == 1 else f'at most {reads} passes over x'}"
-    )
+    ledger = TiledLedger.of(lambda cols: reads * rows * cols * es, dict(cols=cols), dict(cols=block_n),
+                            name=f"the {'fused' if reads == 1 else 'online'} ledger", tiles=rows,
+                            fewest=rows * cols * es,
+                            basis="read x once" if reads == 1 else f"at most {reads} passes over x")
+    assert_tiled_loads(t, ledger, label)
 
 
 @grade(softmax_fused, "efficiency", points=3, hint="Once a row is in registers, why load it again?")
