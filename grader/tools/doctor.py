@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
-from grader.tools.host import PROBE_UID, gpu_indices
+from grader.tools.host import PROBE_UID, cgroup_setup, gpu_indices
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = REPO_ROOT / "requirements.txt"
@@ -43,6 +43,10 @@ FIX_GPU_PERF = 'on a machine with an NVIDIA GPU: docker run --gpus all -v "$PWD/
 FIX_BWRAP = "sudo apt-get install --no-install-recommends bubblewrap"
 FIX_UTIL_LINUX = "sudo apt-get install util-linux"
 FIX_BWRAP_VERSION = "install bubblewrap 0.8 or newer: the sandbox caps each submission's /tmp with --size"
+FIX_CGROUPS = (
+    "grade batches as root where cgroup v2 has the cpu, memory and pids controllers (a systemd service: "
+    "Delegate=yes; a container: --cgroupns=private and a writable /sys/fs/cgroup), or cgroup v1 hierarchies"
+)
 FIX_ROOT = "grade batches as root (sudo), or with docker/compose.yaml, whose batch service runs as root"
 FIX_BWRAP_IN_CONTAINER = (
     "start the container with --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt "
@@ -128,6 +132,8 @@ class Machine:
     sysctls: Mapping[str, str] = field(default_factory=dict)
     in_container: bool = False
     gpu_devices: tuple[str, ...] = ()  # /dev/nvidia<N>: what `batch --gpus` leases, one job each
+    cgroup_budget: str | None = None  # grader.tools.host.Cgroups.describe(); None: not probed
+    cgroup_gap: str = ""  # what is missing from the per-student cgroups ("" where they are complete)
 
 
 @dataclass(frozen=True)
@@ -300,7 +306,9 @@ def check_tiers(m: Machine) -> list[Check]:
     correctness = (
         Check("tier correctness", Severity.FAIL, "not graded: torch or triton is missing", FIX_ENV)
         if cannot
-        else Check("tier correctness", Severity.OK, "graded")
+        else Check("tier correctness", Severity.OK, "graded" if m.gpu is not None else
+                   "graded, except the values of CUDA C++ (.cu) kernels: compiled and checked by NVRTC here, "
+                   "launched only on a CUDA GPU (those tests are pending GPU)")
     )
     if m.triton_hooks_error:
         efficiency = Check("tier efficiency", Severity.WARN, f"not graded: {m.triton_hooks_error}", FIX_ENV)
@@ -352,6 +360,27 @@ def isolation_level(m: Machine) -> str:
 def check_isolation(m: Machine) -> list[Check]:
     """Batch grading's layers: each missing one costs isolation between submissions, never the grading."""
     checks = [_check_user(m), _check_setpriv(m), _check_prlimit(m), _check_bwrap(m), _check_userns(m)]
+    if m.cgroup_budget is not None:
+        checks.append(_check_cgroups(m))
+    return [_with_budget(c, m) if c.name == "isolation" else c for c in _isolation_checks(m, checks)]
+
+
+def _with_budget(check: Check, m: Machine) -> Check:
+    """The isolation line also says which per-student budget is in force (make doctor's one-line answer)."""
+    if m.cgroup_budget is None:
+        return check
+    return replace(check, detail=f"{check.detail}; per-student budget: {m.cgroup_budget}")
+
+
+def _check_cgroups(m: Machine) -> Check:
+    if not m.cgroup_gap:
+        return Check("cgroups", Severity.OK, f"{m.cgroup_budget}: a student's processes together get one budget")
+    gap = "" if m.cgroup_gap in m.cgroup_budget else f": {m.cgroup_gap}"
+    detail = f"{m.cgroup_budget}{gap}; one student's processes can take CPU and memory from the others"
+    return Check("cgroups", Severity.WARN, detail, FIX_CGROUPS)
+
+
+def _isolation_checks(m: Machine, checks: list[Check]) -> list[Check]:
     level = isolation_level(m)
     if level == "bwrap" and "prlimit" in m.tools and not m.bwrap_no_size:
         return checks + [Check("isolation", Severity.OK, f"available: {ISOLATION_LEVELS[level]}")]
@@ -535,6 +564,8 @@ def probe_isolation(tools: frozenset[str]) -> dict[str, object]:
     """Start a sandbox as batch grading would (bwrap as this user), and a user namespace as an unprivileged one."""
     facts: dict[str, object] = {"sysctls": _read_sysctls(), "in_container": _in_container(),
                                 "gpu_devices": tuple(f"nvidia{n}" for n in gpu_indices())}
+    cgroups = cgroup_setup()  # as batch grading does: prepares /sys/fs/cgroup/dripstone where it may
+    facts["cgroup_budget"], facts["cgroup_gap"] = cgroups.describe(), cgroups.why
     if "bwrap" in tools:
         facts["bwrap_error"] = error = _first_error(*_run(BWRAP_PROBE, timeout=10))
         if error and "--size" in error:  # grader/instructor/sandbox.py then starts bwrap without it

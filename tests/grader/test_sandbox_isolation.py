@@ -121,6 +121,23 @@ def test_v1_hierarchies_are_used_where_v2_has_no_controllers(tmp_path):
     assert all(p.name == host.CGROUP_PARENT and p.is_dir() for p in got.parents)
 
 
+def test_doctor_says_which_budget_is_in_force():
+    from grader.tools import doctor
+
+    base = doctor.Machine(python=(3, 11, 7), executable="python", installed={}, tools=frozenset(doctor.TOOLS), euid=0)
+    assert "budget" not in {c.name: c for c in doctor.check_isolation(base)}["isolation"].detail, "not probed: silent"
+    none = doctor.replace(base, cgroup_budget="no per-student cgroup (no cgroup v2 mounted at /x)",
+                          cgroup_gap="no cgroup v2 mounted at /x")
+    checks = {c.name: c for c in doctor.check_isolation(none)}
+    assert checks["cgroups"].status is doctor.Severity.WARN and checks["cgroups"].fix == doctor.FIX_CGROUPS
+    assert "per-student budget: no per-student cgroup" in checks["isolation"].detail
+    full = doctor.replace(base, cgroup_budget="cgroup v2 per student (cpu, memory, pids; ended by cgroup.kill)")
+    checks = {c.name: c for c in doctor.check_isolation(full)}
+    assert checks["cgroups"].status is doctor.Severity.OK
+    assert checks["isolation"].detail.endswith("per-student budget: cgroup v2 per student (cpu, memory, pids; "
+                                               "ended by cgroup.kill)")
+
+
 @pytest.fixture
 def real_cgroups() -> host.Cgroups:
     if os.geteuid() != 0:
