@@ -290,16 +290,18 @@ class _FileAudit(ast.NodeVisitor):
 
     def check_jit_body(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A kernel body reaches only tl.*, jit functions (here or imported from the unit) and JIT_BUILTINS."""
-        for stmt in fn.body:
-            for node in ast.walk(stmt):
-                if isinstance(node, NOT_KERNEL_CODE):
-                    self.finding(node, f"{type(node).__name__.lower()} in kernel {fn.name}", HOST_IN_KERNEL)
-                elif isinstance(node, ast.Call):
-                    self._check_kernel_call(fn.name, node)
-                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                    self._check_kernel_name(fn.name, node)
-                elif isinstance(node, ast.Attribute) and node.attr in ("data", "handle"):
-                    self.finding(node, _dotted(node), "the interpreter's backing array of a tile: compute with tl.*")
+        nodes = [node for stmt in fn.body for node in ast.walk(stmt)]
+        # helpers.kern(...): the module name is checked with the call, as a whole
+        callees = {id(n.func.value) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+        for node in nodes:
+            if isinstance(node, NOT_KERNEL_CODE):
+                self.finding(node, f"{type(node).__name__.lower()} in kernel {fn.name}", HOST_IN_KERNEL)
+            elif isinstance(node, ast.Call):
+                self._check_kernel_call(fn.name, node)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in callees:
+                self._check_kernel_name(fn.name, node)
+            elif isinstance(node, ast.Attribute) and node.attr in ("data", "handle"):
+                self.finding(node, _dotted(node), "the interpreter's backing array of a tile: compute with tl.*")
 
     def _check_kernel_call(self, kernel: str, node: ast.Call) -> None:
         func = node.func

@@ -73,6 +73,46 @@ DENIED = [
     ("from torch.cuda import set_stream\ndef f(x):\n    return x", "import set_stream"),
     ("class M:\n    def __torch_function__(self, *a):\n        return None\ndef f(x):\n    return M()",
      "def __torch_function__"),
+    # class 1: host code inside an interpreted kernel
+    (KERNEL + "import numpy as np\n@triton.jit\ndef k(p):\n    x = tl.load(p)\n    np.exp(x)\ndef f(x):\n"
+     "    k[(1,)](x)", "np.exp(...) in kernel k"),
+    (KERNEL + "def host(t):\n    return t\n@triton.jit\ndef k(p):\n    tl.store(p, host(tl.load(p)))\ndef f(x):\n"
+     "    k[(1,)](x)", "host(...) in kernel k"),
+    (KERNEL + "@triton.jit\ndef k(p):\n    x = tl.load(p)\n    x.handle.data[...] = 0\ndef f(x):\n    k[(1,)](x)",
+     "x.handle"),
+    (KERNEL + "def comb(a, b):\n    return a\n@triton.jit\ndef k(p):\n    tl.store(p, tl.reduce(tl.load(p), 0, comb))\n"
+     "def f(x):\n    k[(1,)](x)", "comb in kernel k"),
+    (KERNEL + "import math\ndef body(p):\n    tl.store(p, math.exp(1.0))\nk = triton.jit(body)\ndef f(x):\n"
+     "    k[(1,)](x)", "math.exp(...) in kernel body"),
+    (KERNEL + "J = triton.jit\ndef f(x):\n    return J", "triton.jit (as a value)"),
+    (KERNEL + "@triton.jit\ndef k(p):\n    g = lambda v: v\n    tl.store(p, g(tl.load(p)))\ndef f(x):\n    k[(1,)](x)",
+     "lambda in kernel k"),
+    (KERNEL + "@triton.jit\ndef k(p, H: tl.constexpr):\n    with H:\n        tl.store(p, 1.0)\ndef f(x):\n"
+     "    k[(1,)](x, H=None)", "with in kernel k"),
+    # class 2: refused names reached indirectly
+    ("import torch\ndef f(x):\n    get = getattr\n    return get(torch, 'cuda')", "getattr (as a value)"),
+    ("import functools, torch\ndef f(x):\n    return functools.reduce(getattr, ['cuda'], torch)",
+     "getattr (as a value)"),
+    ("import torch\ndef f(x):\n    return list(map(hasattr, [torch], ['cuda']))", "hasattr (as a value)"),
+    ("def f(x):\n    return '_C'", "'_C'"),
+    ("def f(x):\n    return 'DisableTorchFunction'", "'DisableTorchFunction'"),
+    ("def f(x):\n    return 'modules'", "'modules'"),
+    ("def f(x):\n    return '{0._C}'.format(x)", "'{0._C}'"),
+    ("import torch\ndef f(x):\n    match torch:\n        case object(_C=c):\n            return c", "case ...(_C=...)"),
+    ("def f(x):\n    return type('P', (), {})", "type(name, bases, namespace)"),
+    # class 3: code-carrying deserialization
+    ("import torch\ndef f(b):\n    return torch.load(b, weights_only=False)", "without weights_only=True"),
+    ("import torch\ndef f(b):\n    return torch.load(b)", "without weights_only=True"),
+    ("import torch\ndef f(b, **kw):\n    return torch.load(b, **kw)", "torch.load(**...)"),
+    ("from torch import load\ndef f(b):\n    return load(b)", "without weights_only=True"),
+    ("import torch\ndef f(b):\n    ld = torch.load\n    return ld", "torch.load (as a value)"),
+    ("import numpy as np\ndef f(b):\n    return np.load(b, allow_pickle=True)", "allow_pickle"),
+    ("def f(b):\n    import _pickle\n    return _pickle.loads(b)", "import _pickle"),
+    ("def f(b):\n    import shelve\n    return shelve.open(b)", "import shelve"),
+    ("def f(b):\n    import dill\n    return dill.loads(b)", "import dill"),
+    ("def f(b):\n    import copy\n    return copy.deepcopy(b)", "import copy"),
+    ("class P:\n    def __reduce__(self):\n        return exit, ()\ndef f(x):\n    return P()", "def __reduce__"),
+    ("import pandas\ndef f(b):\n    return pandas.read_pickle(b)", "pandas.read_pickle"),
 ]
 
 
@@ -298,3 +338,113 @@ def test_views_of_what_the_kernel_wrote_pass(target_unit):
     x = torch.randn(4, 4)
     t, strided = harness.learner("u", "k", "f", kernel=True)(x)
     assert torch.equal(t, x.t()) and torch.equal(strided, x.view(-1)[::2])
+
+
+HONEST_KERNELS = {
+    "helpers": """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_max(x):
+    return tl.max(x, axis=0)
+""",
+    "k": """
+import io
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+from triton.language import exp
+
+from helpers import row_max
+import helpers
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16})], key=["n"])
+@triton.jit
+def _k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf")).to(tl.float32)
+    num = exp(x - row_max(x)) + helpers.row_max(x) * 0
+    for _ in range(min(2, 3)):
+        num = num.to(tl.float32)
+    tl.store(y_ptr + offs, (num / tl.sum(num, axis=0)).to(y_ptr.dtype.element_ty), mask=offs < n)
+
+
+def f(x, blob=b""):
+    y = torch.empty_like(x)
+    state = torch.load(io.BytesIO(blob), weights_only=True) if blob else None
+    arr = np.load(io.BytesIO(blob)) if blob else None
+    _k[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
+    return y, state, arr, getattr(x, "dtype"), isinstance(x, torch.Tensor)
+""",
+}
+
+
+def test_honest_kernels_calling_tl_and_jit_functions_of_the_unit_have_no_findings(tmp_path):
+    """tl.*, jit functions here and in the unit's other files, tile methods, range/min, weights_only loads."""
+    d = unit(tmp_path, **HONEST_KERNELS)
+    assert audit.findings_for(d, "k", "f") == []
+
+
+def test_a_kernel_calling_a_plain_function_of_another_file_is_found(tmp_path):
+    d = unit(tmp_path, helpers="def row_max(x):\n    return x\n",
+             k=KERNEL + "from helpers import row_max\n@triton.jit\ndef k(p):\n    tl.store(p, row_max(tl.load(p)))\n"
+             "def f(x):\n    k[(1,)](x)\n")
+    assert whats(audit.findings_for(d, "k", "f")) == ["row_max(...) in kernel k"]
+
+
+RUNTIME = KERNEL + """
+import numpy as np
+
+
+@triton.jit
+def _touch(p, H: tl.constexpr):
+    tl.store(p + tl.arange(0, 4), tl.load(p + tl.arange(0, 4)))
+
+
+@triton.jit
+def _peek(p):
+    x = tl.load(p + tl.arange(0, 4))
+    tl.store(p + tl.arange(0, 4), x)
+
+
+def host_object(x):
+    _touch[(1,)](x, H=np)
+    return x
+
+
+def torch_in_grid(x):
+    box = []
+    _touch[lambda meta: box.append(torch.softmax(x, -1)) or (1,)](x, H=1)
+    return box[0]
+
+
+def read_backing_array(x):
+    def grid(meta):
+        print(meta["p"].handle.data)
+        return (1,)
+    _peek[grid](x)
+    return x
+"""
+
+
+@pytest.mark.parametrize("fn, message", [
+    ("host_object", r"passed module `numpy` as argument H of kernel _touch"),
+    ("torch_in_grid", r"called `torch.softmax`"),
+    ("read_backing_array", r"read a tile's backing array \(`.handle.data`\) from k.py"),
+])
+def test_the_guard_refuses_host_code_during_a_launch_even_past_the_audit(target_unit, fn, message):
+    """The run-time half of class 1, called past the static audit: host objects as launch arguments, torch
+    asked by learner code while the interpreter runs a launch, a tile's backing array read by learner code."""
+    from grader.kernels import guard, traffic
+
+    traffic.install()
+    target_unit(k=RUNTIME)
+    run = harness.learner("u", "k", fn, kernel=True).resolve()
+    x = torch.randn(4)
+    with guard.refuse_torch_compute(fn), pytest.raises(guard.TorchComputeRefused, match=message):
+        harness._unwrap_interpreter_error(run, x)
