@@ -11,6 +11,7 @@ import triton.language as tl
 
 from grader.kernels import traffic
 from grader.kernels.traffic import KernelMemoryError, count_traffic
+from grader.kit import TiledLedger, TrafficMismatch, assert_tiled_loads
 
 traffic.install()
 
@@ -48,6 +49,22 @@ def _block_ptr_copy(x_ptr, y_ptr, m, n, BLOCK_M: tl.constexpr, BLOCK_N: tl.const
     src = tl.make_block_ptr(x_ptr, (m, n), (n, 1), (0, 0), (BLOCK_M, BLOCK_N), (1, 0))
     dst = tl.make_block_ptr(y_ptr, (m, n), (n, 1), (0, 0), (BLOCK_M, BLOCK_N), (1, 0))
     tl.store(dst, tl.load(src, boundary_check=(0, 1)), boundary_check=(0, 1))
+
+
+@triton.jit
+def _tile_copy(x_ptr, y_ptr, m, n, BLOCK: tl.constexpr, WRAP: tl.constexpr, TWICE: tl.constexpr):
+    """One program per BLOCK×BLOCK tile of an m×n copy; WRAP: the tail tile's rows and columns wrapped (`% m`,
+    `% n`) instead of masked on the load; TWICE: the tile loaded a second time (reuse lost)."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[None, :]
+    inside = (rows < m) & (cols < n)
+    if WRAP:  # noqa: SIM108 (a constexpr branch of a jitted kernel)
+        tile = tl.load(x_ptr + (rows % m) * n + cols % n)
+    else:
+        tile = tl.load(x_ptr + rows * n + cols, mask=inside)
+    if TWICE:
+        tile += tl.load(x_ptr + rows * n + cols, mask=inside) * 0
+    tl.store(y_ptr + rows * n + cols, tile, mask=inside)
 
 
 @triton.jit
@@ -109,7 +126,9 @@ def test_a_worker_counts_into_stand_ins_that_add_up_in_the_judge():
     assert (outer.launches, outer.programs, outer.bytes_loaded, outer.bytes_stored) == (2, 3, 512, 512)
     assert inner == outer and outer.kernels == ["_copy", "_copy"]
     assert traffic.Traffic.from_record({**sent[0], "launches": "1", "kernels": (7,)}) == traffic.Traffic(
-        256, 256, 0, 1, 2, ["7"]), "a record's counts must come back as ints and its kernel names as strs"
+        256, 256, 0, 1, 2, max_program_loaded=128, kernels=["7"]), (
+        "a record's counts must come back as ints and its kernel names as strs")
+    assert outer.max_program_loaded == 256, "the most one program loaded is a max across launches, not a sum"
 
 
 def test_block_pointer_loads_count_inside_the_boundary_only():
@@ -162,3 +181,59 @@ def test_counting_does_not_change_results():
     with count_traffic():
         _launch(_copy, x, y2)
     assert torch.equal(y1, y2) and torch.equal(y1, x)
+
+
+def _tiled_copy(m: int, n: int, block: int, *, wrap: bool = False, twice: bool = False):
+    x = torch.randn(m, n)
+    y = torch.empty_like(x)
+    with count_traffic() as t:
+        _tile_copy[(triton.cdiv(m, block), triton.cdiv(n, block))](x, y, m, n, BLOCK=block, WRAP=wrap, TWICE=twice)
+    assert torch.equal(x, y)
+    ledger = TiledLedger.of(lambda m, n: 4 * m * n, dict(m=m, n=n), dict(m=block, n=block), name="the copy ledger",
+                            basis="x once", tiles=triton.cdiv(m, block) * triton.cdiv(n, block))
+    return t, ledger
+
+
+def test_each_program_is_counted_on_its_own():
+    """A 40×24 copy in 32×32 tiles: the full-height tile loads 32×24 elements, the tail tile 8×24."""
+    t, _ = _tiled_copy(40, 24, 32)
+    assert (t.programs, t.bytes_loaded, t.max_program_loaded) == (2, 40 * 24 * 4, 32 * 24 * 4)
+
+
+def test_tiled_ledger_holds_masked_and_padded_tails_and_notes_the_padding():
+    """Masked tails load the masked ledger exactly (no note); wrapped tails load in-bounds padding up to the
+    padded ledger: accepted, with a "loads padding" note recorded with the traffic."""
+    t, ledger = _tiled_copy(40, 24, 32)
+    assert (ledger.masked, ledger.padded, ledger.per_tile) == (3840, 8192, 4096)
+    assert assert_tiled_loads(t, ledger, "copy") is None
+    traffic.finished_counts()
+    t, ledger = _tiled_copy(40, 24, 32, wrap=True)
+    assert t.bytes_loaded == ledger.padded
+    note = assert_tiled_loads(t, ledger, "copy")
+    assert note and "loads padding: 4,352 B" in note
+    assert traffic.finished_counts()[-1]["notes"] == [note]
+
+
+def test_tiled_ledger_rejects_a_reload_hidden_in_the_tail_slack():
+    """A 40×24 copy whose tiles each load twice (7,680 B) stays under the padded ledger (8,192 B), yet one program
+    loads 6,144 B where a padded tile needs 4,096 B: the per-program bound names the re-load."""
+    t, ledger = _tiled_copy(40, 24, 32, twice=True)
+    assert ledger.masked < t.bytes_loaded <= ledger.padded
+    with pytest.raises(TrafficMismatch, match=r"one program loaded 6,144 B.*at most 4,096 B.*re-loads a slice"):
+        assert_tiled_loads(t, ledger, "copy")
+    t, ledger = _tiled_copy(64, 64, 32, twice=True)  # no tails: twice the ledger, above the padded one too
+    with pytest.raises(TrafficMismatch, match=r"loaded 32,768 B.*16,384 B.*re-loads a slice.*2.00×"):
+        assert_tiled_loads(t, ledger, "copy")
+
+
+def test_tiled_ledger_rejects_loads_below_the_masked_ledger():
+    t, ledger = _tiled_copy(40, 24, 32)
+    short = dataclasses.replace(t, bytes_loaded=t.bytes_loaded - 4)
+    with pytest.raises(TrafficMismatch, match="never loaded"):
+        assert_tiled_loads(short, ledger, "copy")
+
+
+def test_a_load_outside_the_tensor_is_a_bounds_bug_not_padding():
+    x = torch.randn(1000)
+    with pytest.raises(KernelMemoryError, match=r"it loads outside the tensor \(a bounds bug, not padding\)"):
+        _launch(_unmasked, x, torch.empty_like(x))
