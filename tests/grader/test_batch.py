@@ -706,3 +706,30 @@ def test_make_batch_takes_a_list_of_units(units):
     proc = subprocess.run(["make", "-n", "batch", "SUBMISSIONS=s", "OUT=o", f"L={units}"], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=60)
     assert "--unit 23 --unit 27" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def _notebook(path: Path, cells: list[tuple[str | None, str]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nb = {"cells": [{"cell_type": "code", "source": src, "metadata": {"nbgrader": {"grade_id": gid}} if gid else {}}
+                    for gid, src in cells], "nbformat": 4, "nbformat_minor": 5, "metadata": {}}
+    path.write_text(json.dumps(nb))
+
+
+def test_nbgrader_submissions_are_read_from_the_answer_cells_only(tmp_path):
+    """batch --nbgrader: each answer cell saved where the course's source says, whatever header the student
+    left; added cells and handed-in files left out; a student without the assignment not listed."""
+    from grader.instructor import nbgrader_submissions as nbs
+
+    course = tmp_path / "course"
+    _notebook(course / "source" / "week3" / f"{UNIT}.ipynb",
+              [("dripstone-setup", "import os"), ("module-softmax-py", f"%%writefile {UNIT}/softmax.py\nx = 0\n"),
+               ("softmax_fused", "score_exercise(...)")])
+    _notebook(course / "submitted" / "alice" / "week3" / f"{UNIT}.ipynb",
+              [("module-softmax-py", "x = 1\n"), (None, "import grader  # added"), ("softmax_fused", "tampered")])
+    (course / "submitted" / "alice" / "week3" / "grader").mkdir()
+    (course / "submitted" / "bob" / "week4").mkdir(parents=True)
+    out = nbs.extract(course, "week3", tmp_path / "subs")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [f"alice/{UNIT}/softmax.py"]
+    assert (out / "alice" / UNIT / "softmax.py").read_text() == "x = 1\n"
+    with pytest.raises(nbs.CourseError, match="nbgrader-course"):
+        nbs.extract(course, "week9", tmp_path / "subs9")
