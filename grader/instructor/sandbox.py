@@ -237,6 +237,8 @@ JUDGE_PRELOAD = (
     "grader.kit.marks",
     "grader.kit.strategies",
     "hypothesis",
+    "hypothesis.extra",
+    "libcst",  # hypothesis' explain phase tries it; where it is not installed it is blocked (below)
     "numpy",
     "torch",
     "pytest",
@@ -275,6 +277,7 @@ LATE_IMPORT = "grader: the judge imported {} after learner code ran"
 def judge_main(argv: Sequence[str]) -> int:
     """The batch judge: a safe import path, every module it may need imported, then the grading pytest.
 
+    A preloaded module that is not installed is blocked (None in sys.modules: importing it fails at once).
     Imports the judge still makes once a worker was forked are said in the log (:data:`LATE_IMPORT`: add
     them to :data:`JUDGE_PRELOAD`); they resolve on the safe path only. Where the judge has a uid of its
     own, every other process of that uid is killed when a test's worker ends (``setsid`` and
@@ -285,8 +288,10 @@ def judge_main(argv: Sequence[str]) -> int:
     import importlib
 
     for name in JUDGE_PRELOAD:
-        with contextlib.suppress(ImportError):  # a module the sandbox venv lacks is not needed by its units
+        try:
             importlib.import_module(name)
+        except ImportError:  # not installed: blocked, so a later attempt never searches the path for it
+            sys.modules.setdefault(name, None)  # type: ignore[assignment]
     _watch_late_imports()
     if os.environ.get(KILL_STRAYS_ENV) == "1":
         _kill_strays_after_each_test()
