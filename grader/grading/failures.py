@@ -115,13 +115,30 @@ def gate(earlier: list[TestResult], result: TestResult) -> TestResult:
                   and r.tier is Tier.CORRECTNESS and not (result.validation and r.validation)
                   and r.status in (Status.FAILED, Status.TODO)), None)
     if wrong is None:
-        return result
+        return _pending_with_its_values(earlier, result)
     what = "validation" if result.tier is Tier.CORRECTNESS else str(result.tier)
     return dataclasses.replace(
         result, status=Status.FAILED, score=0.0, kind=FailureKind.GATED.value,
         message=f"not scored while `{result.exercise}` fails its correctness tests (first: {wrong.name}); "
                 f"this {what} test itself passed",
         hint=GENERIC[FailureKind.GATED], record={**result.record, "gated_by": wrong.nodeid})
+
+
+def _pending_with_its_values(earlier: list[TestResult], result: TestResult) -> TestResult:
+    """An efficiency test of an exercise whose values are checked only on a GPU (a CUDA C++ kernel: its
+    correctness tests are pending here) is pending too: a passed compile check must not read as a PASS while
+    nobody knows whether the kernel computes the right thing."""
+    if result.tier is not Tier.EFFICIENCY:
+        return result
+    pending = next((r for r in earlier if r.unit == result.unit and r.exercise == result.exercise
+                    and r.tier is Tier.CORRECTNESS and r.status is Status.PENDING_GPU), None)
+    if pending is None:
+        return result
+    return dataclasses.replace(
+        result, status=Status.PENDING_GPU, score=0.0,
+        message=f"pending GPU: scored once `{result.exercise}`'s values are checked on a GPU (its correctness "
+                f"tests launch the kernel there); this efficiency test itself passed here",
+        record={**result.record, "pending_with": pending.nodeid})
 
 
 def _gated_kind(result: TestResult) -> bool:

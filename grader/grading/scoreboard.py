@@ -98,10 +98,26 @@ def _footer(report: GradeReport, console: Console) -> None:
         pts = sum(r.points for r in report.pending_gpu)
         console.print(f"  [cyan]{len(report.pending_gpu)} test(s), {pts:g} points, pending GPU:[/cyan] "
                       "not counted; they are graded on a machine with a CUDA GPU or in the docker image")
+        for line in pending_lines(report.pending_gpu):
+            console.print(f"    [cyan]{line}[/cyan]")
     nxt = next_exercise(report.results)
     if nxt is not None:
         label, style = STYLE[nxt.status]
         console.print(f"\n  next: [{style}]{nxt.unit} · {nxt.exercise}[/{style}] ({label}): {nxt.message}")
+
+
+def pending_lines(pending: list[TestResult]) -> list[str]:
+    """One line per exercise and tier left pending, with its points and why: which tests wait for a GPU must
+    be plain (a .cu kernel's values are not checked here even when its compile checks pass)."""
+    groups: dict[tuple[str, str, str], list[TestResult]] = {}
+    for r in pending:
+        groups.setdefault((r.unit, r.exercise, r.tier.value), []).append(r)
+    lines = []
+    for (unit, exercise, tier), rs in groups.items():
+        why = rs[0].message.removeprefix("pending GPU: ").split(";")[0]
+        pts = sum(r.points for r in rs)
+        lines.append(f"{unit} · {exercise} · {tier}: {len(rs)} test(s), {pts:g} points ({why})")
+    return lines
 
 
 def next_exercise(results: list[TestResult] | tuple[TestResult, ...]) -> TestResult | None:
