@@ -42,6 +42,9 @@ def test_schedule_pods_worked_examples():
         # C (2 pods) runs whole; when it finishes A or B can complete: not a deadlock
         (8, {"A": 4, "B": 4, "C": 2}, "CCABABABAB", False,
          sched({"A": 3, "B": 3, "C": 2}, {"A": 1, "B": 1, "C": 0}, 0, False)),
+        # the lecture's §6.1 demo: 8 GPUs, two jobs of 8, four pods of each bound alternately
+        (8, {"A": 8, "B": 8}, "ABABABAB", False, sched({"A": 4, "B": 4}, {"A": 0, "B": 0}, 0, True)),
+        (8, {"A": 8, "B": 8}, "ABABABAB", True, sched({"A": 0, "B": 0}, {"A": 4, "B": 4}, 8, False)),
         # half of each job arrived: A 2, B 2 bound, 0 free, nothing runs whole → deadlock already
         (4, jobs, "ABAB", False, sched({"A": 2, "B": 2}, {"A": 0, "B": 0}, 0, True)),
         # the same with 6 GPUs: 2 still free, enough for either job to complete
