@@ -1,0 +1,24 @@
+"""Self time = dur minus every event nested inside it, grandchildren too: they are subtracted twice."""
+
+MODULE = "profiler"
+REJECTED_BY = {"self_time_by_op": ["correctness"]}
+
+
+def self_time_by_op(trace, cat="cpu_op"):
+    if not isinstance(cat, str) or not cat:
+        raise ValueError(f"cat must be a non-empty str, got {cat!r}")
+    threads = {}
+    for e in complete_events(trace, (cat,)):
+        threads.setdefault((e.get("pid"), e.get("tid")), []).append(e)
+    out = {}
+    for thread in threads.values():
+        thread.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in thread:
+            while stack and stack[-1][0] <= e["ts"]:
+                stack.pop()
+            out[e["name"]] = out.get(e["name"], 0.0) + e["dur"]
+            for _end, name in stack:
+                out[name] -= e["dur"]
+            stack.append((e["ts"] + e["dur"], e["name"]))
+    return out
