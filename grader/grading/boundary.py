@@ -273,11 +273,15 @@ def _answer(run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     return buf.getvalue()
 
 
-_NDARRAY, _NPSCALAR = "__dripstone_ndarray__", "__dripstone_npscalar__"
+_NDARRAY, _NPSCALAR, _BIGINT = "__dripstone_ndarray__", "__dripstone_npscalar__", "__dripstone_bigint__"
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def _encode(value: Any) -> Any:
-    """NumPy arrays and scalars as tensors in a marked dict (``weights_only`` loads no NumPy objects)."""
+    """NumPy arrays and scalars as tensors in a marked dict (``weights_only`` loads no NumPy objects); ints
+    beyond 64 bits as their hex text (``weights_only`` refuses the largest, yet a ledger may return one)."""
+    if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
+        return {_BIGINT: hex(value)}  # hex: str() of an int past 4300 digits raises
     np = sys.modules.get("numpy")
     if np is not None and isinstance(value, np.ndarray | np.generic) and value.dtype != object:
         try:
@@ -294,6 +298,8 @@ def _encode(value: Any) -> Any:
 
 def _decode(value: Any) -> Any:
     if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get(_BIGINT), str):
+            return int(value[_BIGINT], 16)
         if len(value) == 1 and isinstance(value.get(_NDARRAY, value.get(_NPSCALAR)), torch.Tensor):
             (key, tensor), = value.items()
             array = tensor.numpy()
@@ -464,11 +470,21 @@ def _describe(exc: BaseException) -> _Raised:
         f for f in traceback.extract_tb(root.__traceback__) if Path(f.filename).resolve().is_relative_to(target_root())
     ]
     where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-    message = str(root).strip()
+    message = _text_of(root)
     notes = getattr(root, "__notes__", None)
-    if notes:
-        message += "\n" + "\n".join(map(str, notes))
+    if isinstance(notes, list) and notes:
+        message += "\n" + "\n".join(_text_of(n) for n in notes)
     return _Raised(type(root).__name__, message, where)
+
+
+def _text_of(obj: object) -> str:
+    """``str(obj)``, or what went wrong: a learner's exception whose ``__str__`` raises or returns a non-string
+    must still be reported as what it is, not end the worker."""
+    try:
+        text = str(obj)
+    except BaseException as exc:  # whatever the learner's __str__ raises
+        return f"(its message cannot be shown: its __str__ raised {type(exc).__name__})"
+    return text.strip() if isinstance(text, str) else "(its message is not text)"
 
 
 def _unpack(name: str, reply: bytes) -> Any:

@@ -733,3 +733,28 @@ def test_nbgrader_submissions_are_read_from_the_answer_cells_only(tmp_path):
     assert (out / "alice" / UNIT / "softmax.py").read_text() == "x = 1\n"
     with pytest.raises(nbs.CourseError, match="nbgrader-course"):
         nbs.extract(course, "week9", tmp_path / "subs9")
+
+
+def test_boundary_reports_huge_ints_and_unprintable_exceptions_as_they_are():
+    """A ledger may return an int past 64 bits (plain data, not "UnpicklingError"), and an exception whose
+    __str__ raises is still an exception of the learner's, not a crash of the grading process."""
+    code = """
+from grader.grading import boundary
+class Odd(ValueError):
+    def __str__(self):
+        raise RuntimeError("no message")
+def huge():
+    return {"total": 2**3000, "parts": [-(2**70), 3]}
+def odd():
+    raise Odd("n_layers")
+print("huge", boundary.call("huge", huge, (), {}, inputs_read_only=False))
+try:
+    boundary.call("odd", odd, (), {}, inputs_read_only=False); print("MISSED odd")
+except BaseException as e: print("odd:", type(e).__name__, "|", e)
+boundary.end_test()
+"""
+    proc = _run_isolated(code)
+    assert proc.returncode == 0, proc.stderr
+    assert f"huge {{'total': {2**3000}, 'parts': [{-(2**70)}, 3]}}" in proc.stdout, proc.stdout[:300]
+    odd = next(line for line in proc.stdout.splitlines() if line.startswith("odd:"))
+    assert "ended the grading process" not in odd and "__str__ raised RuntimeError" in odd, odd
