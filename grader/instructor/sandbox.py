@@ -250,12 +250,16 @@ _ENV_FOLDERS = ("TMPDIR", "HOME", "DRIPSTONE_TARGET")
 def safe_import_path(path: Sequence[str], cwd: str, env: dict[str, str] | os._Environ[str]) -> list[str]:
     """``path`` without an entry the learner could write a module into: '', relative entries, the working
     folder, TMPDIR, HOME, the target, the world-writable temporary folders, and (not as root) any entry this
-    uid can write or create."""
+    uid can write or create. The judge's own repo copy (``REPO_ROOT``, read-only to the learner) is kept even
+    when it lives under a temporary folder (a CI checkout in /tmp): the write check below still applies to it."""
     banned = [Path(p) for p in (cwd, *LEARNER_WRITABLE, *(env.get(k) for k in _ENV_FOLDERS)) if p]
     keep = []
     for entry in path:
         where = Path(entry)
-        if not entry or not where.is_absolute() or any(where == b or b in where.parents for b in banned):
+        if not entry or not where.is_absolute():
+            continue
+        own_copy = where == REPO_ROOT or REPO_ROOT in where.parents
+        if any(where == b or b in where.parents for b in banned) and not own_copy:
             continue
         if os.geteuid() != 0 and _writable(where):
             continue

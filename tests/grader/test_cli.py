@@ -174,11 +174,13 @@ def test_an_endless_loop_fails_its_test_and_the_rest_of_the_unit_is_graded(tmp_p
     assert by["ridge_point"] and all(r["status"] == "failed" for r in by["ridge_point"])
     assert all(r["message"].startswith("ridge_point did not return within 1 s: an endless loop? It was stopped.")
                for r in by["ridge_point"])
-    stuck = [r for r in by["bank_conflict_degree"] if r["status"] == "failed"]
+    # its bad-argument tests passed but are gated by the stuck test (no points for refusing alone)
+    gated = [r for r in by["bank_conflict_degree"] if r["message"].startswith("not scored while")]
+    stuck = [r for r in by["bank_conflict_degree"] if r["status"] == "failed" and r not in gated]
     assert len(stuck) == 1 and "could not be interrupted" in stuck[0]["message"]
     assert len(by["bank_conflict_degree"]) > 1  # the tests after it ran in a new grading process
     assert all(r["status"] == "passed" for e in ("attainable_flops", "gemm_intensity") for r in by[e])
-    assert all(r["status"] == "passed" for r in by["bank_conflict_degree"] if r not in stuck)
+    assert all(r["status"] == "passed" for r in by["bank_conflict_degree"] if r not in stuck + gated)
     assert time.monotonic() - start < 240
 
 

@@ -7,7 +7,7 @@ import os as _os
 import sys as _sys
 import time as _time
 
-ZERO = ["merge_online_states"]
+ZERO = ["merge_online_states", "softmax_fused", "softmax_online"]  # its module-level code: the audit refuses softmax.py
 PAYLOAD = "import sys; sys.stderr.write('DRIPSTONE-PAYLOAD-RAN %s\\n' % __name__)\n"
 NAMES = ("nvrtc", "colorsys", "difflib", "pdb", "pydoc", "zoneinfo", "uuid", "decimal", "statistics", "csv",
          "sitecustomize", "usercustomize", "numba", "scipy", "psutil")

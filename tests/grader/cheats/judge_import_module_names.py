@@ -6,7 +6,7 @@ all-zero output."""
 
 import os as _os
 
-ZERO = ["softmax_fused"]
+ZERO = ["softmax_fused", "softmax_online"]  # the strings naming refused attributes: the audit refuses softmax.py
 PAYLOAD = (
     "import os, sys\n"
     "sys.stderr.write('DRIPSTONE-PAYLOAD-RAN %s pid=%d\\n' % (__name__, os.getpid()))\n"
