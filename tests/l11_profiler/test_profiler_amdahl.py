@@ -6,23 +6,13 @@ from fractions import Fraction
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from l11_traces import assert_dict
 
-from grader.kit import assert_number, assert_rejects_all, grade, learner
+from grader.kit import assert_rejects_all, grade, learner
 
 UNIT = "l11_profiler"
 amdahl = learner(UNIT, "profiler", "amdahl")
 NAN, INF = float("nan"), float("inf")
-
-
-def assert_dict(got: object, want: dict, call: str, why: dict[str, str], *,
-                rel: float = 1e-9, abs_tol: float = 1e-9) -> None:
-    """Same keys, each value within rel (or abs_tol) of the oracle's; the message says what the value is."""
-    if not isinstance(got, dict) or set(got) != set(want):
-        keys = sorted(got) if isinstance(got, dict) else type(got).__name__
-        raise AssertionError(f"{call} returned keys {keys}, expected a dict with keys {sorted(want)}: {want}")
-    for key, value in want.items():
-        what = f"{call}[{key!r}] ({why.get(key, '')})"
-        assert_number(got[key], value, what, rel=rel, abs_tol=abs_tol)
 
 
 # ---- amdahl ------------------------------------------------------------------------------------

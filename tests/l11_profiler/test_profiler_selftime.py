@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import tempfile
 import threading
@@ -10,6 +9,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from l11_traces import fixture, launch_bound_trace, with_noise
 
 from grader.kit import assert_number, assert_rejects_all, grade, learner
 
@@ -17,33 +17,6 @@ UNIT = "l11_profiler"
 self_time_by_op = learner(UNIT, "profiler", "self_time_by_op")
 NAN = float("nan")
 DATALOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
-
-
-FIXTURES = Path(__file__).parent / "fixtures"
-STEP_TRACE = json.loads((FIXTURES / "step_trace.json").read_text())
-LAUNCH_BOUND = json.loads((FIXTURES / "launch_bound_trace.json").read_text())
-NOISE = json.loads((FIXTURES / "noise_events.json").read_text())
-
-
-def fixture() -> dict:
-    """step_trace.json: a 1000 µs ProfilerStep#3 (the lecture's DataLoader-starved step, in small)."""
-    return copy.deepcopy(STEP_TRACE)
-
-
-def launch_bound_trace() -> dict:
-    """launch_bound_trace.json (lecture §2.2, pathology 4): a 200 µs decode step of 24 aten::add of 6 µs, each
-    launching a 2 µs kernel that starts 5 µs after its cudaLaunchKernel: the GPU idles 6 µs between kernels."""
-    return copy.deepcopy(LAUNCH_BOUND)
-
-
-def with_noise(trace: dict) -> dict:
-    """noise_events.json: events no function here reads, some malformed (an instant, metadata without ts, a
-    python_function with dur None, a 'B' mark of cat kernel, a flow end): skipped, neither trusted nor refused."""
-    trace["traceEvents"] += copy.deepcopy(NOISE)
-    return trace
-
-
-# ---- self_time_by_op ---------------------------------------------------------------------------
 
 
 def self_oracle(events: list, cat: str) -> tuple[dict[str, float], float]:
