@@ -739,6 +739,7 @@ def test_boundary_reports_huge_ints_and_unprintable_exceptions_as_they_are():
     """A ledger may return an int past 64 bits (plain data, not "UnpicklingError"), and an exception whose
     __str__ raises is still an exception of the learner's, not a crash of the grading process."""
     code = """
+import torch  # loaded before the fork, as in a grading process: the worker's reply must not wait for it
 from grader.grading import boundary
 class Odd(ValueError):
     def __str__(self):
