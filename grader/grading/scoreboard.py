@@ -23,13 +23,22 @@ STYLE = {
 PRECEDENCE = [Status.ERROR, Status.FAILED, Status.TODO, Status.PENDING_GPU, Status.PASSED]
 
 
+def _gated(r: TestResult) -> bool:
+    """A test that passed but is not scored while its exercise's values are wrong (grading/failures.py)."""
+    return "gated_by" in r.record
+
+
 def _row_status(results: list[TestResult]) -> Status:
-    present = {r.status for r in results}
+    """The most telling status of the row's own verdicts: a gated test says only that another test failed, so
+    a stub's row reads TODO, not FAIL, when its bad-argument checks (provided by the stub) pass but are gated."""
+    own = [r for r in results if not _gated(r)] or results
+    present = {r.status for r in own}
     return next(s for s in PRECEDENCE if s in present)
 
 
 def _first_problem(results: list[TestResult]) -> TestResult | None:
-    return next((r for r in results if r.status not in (Status.PASSED,)), None)
+    own = [r for r in results if not _gated(r)] or results
+    return next((r for r in own if r.status is not Status.PASSED), None)
 
 
 def _points(score: float, max_score: float) -> str:
@@ -129,7 +138,7 @@ def next_exercise(results: list[TestResult] | tuple[TestResult, ...]) -> TestRes
         by_unit.setdefault(r.unit, []).append(r)
     for rs in by_unit.values():
         for wanted in (Status.FAILED, Status.TODO):
-            first = next((r for r in _by_exercise(rs) if r.status is wanted), None)
+            first = next((r for r in _by_exercise(rs) if r.status is wanted and not _gated(r)), None)
             if first is not None:
                 return first
     return None

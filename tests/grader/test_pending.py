@@ -63,3 +63,17 @@ def test_doctor_says_cuda_cpp_values_wait_for_a_gpu():
                      tools=frozenset(doctor.TOOLS), euid=1000)
     detail = {c.name: c for c in doctor.check_tiers(laptop)}["tier correctness"].detail
     assert "CUDA C++ (.cu) kernels" in detail and "pending GPU" in detail, detail
+
+
+def test_a_stub_row_reads_todo_when_its_bad_argument_checks_are_gated():
+    """A stub whose provided validation passes its bad-argument test (gated to 0) is TODO, not FAIL."""
+    todo = _r("test_values", Status.TODO, 0, Tier.CORRECTNESS, exercise="amdahl", message="TODO: write amdahl")
+    gated = failures.gate([todo], _r("test_rejects", Status.PASSED, 3, Tier.CORRECTNESS, exercise="amdahl",
+                                     validation=True))
+    assert gated.status is Status.FAILED and gated.score == 0  # not scored: its exercise is still TODO
+    report = GradeReport("exercises", (todo, gated))
+    out = io.StringIO()
+    scoreboard.render(report, Console(file=out, width=200))
+    row = next(line for line in out.getvalue().splitlines() if line.strip().startswith("amdahl"))
+    assert "TODO" in row and "FAIL" not in row, row
+    assert scoreboard.next_exercise(report.results) is todo
