@@ -129,8 +129,22 @@ def make_stub(source: str, *, suffix: str = ".py", name: str = "<solution>") -> 
     return "".join(out)
 
 
+# Every unit's exercises/<unit>/Makefile, written by `stubs` from this one template (never a copy per unit).
+UNIT_MAKEFILE = """\
+# `make` in this folder grades this unit: it forwards to the course's Makefile (two folders up) with L set
+# to this folder's unit. `make watch E=<exercise>`, `make run E=...`, `make hint E=...` work here too.
+UNIT := $(notdir $(CURDIR))
+FORWARDED := grade watch run hint reset progress report doctor help
+.DEFAULT_GOAL := grade
+.PHONY: $(FORWARDED)
+$(FORWARDED):
+\t@$(MAKE) --no-print-directory -C ../.. $@ L=$(UNIT)
+"""
+
+
 def generate(solutions: Path, units: tuple[str, ...] = ()) -> dict[Path, str]:
-    """Relative path → stub text for every file under ``solutions/`` (or under the given units)."""
+    """Relative path → stub text for every file under ``solutions/`` (or under the given units), plus each
+    unit's forwarding Makefile (:data:`UNIT_MAKEFILE`)."""
     out: dict[Path, str] = {}
     for path in sorted(solutions.rglob("*")):
         rel = path.relative_to(solutions)
@@ -138,7 +152,8 @@ def generate(solutions: Path, units: tuple[str, ...] = ()) -> dict[Path, str]:
             continue
         text = path.read_text()
         out[rel] = make_stub(text, suffix=path.suffix, name=f"solutions/{rel}") if path.suffix in COMMENT else text
-    return out
+        out.setdefault(Path(rel.parts[0]) / "Makefile", UNIT_MAKEFILE)
+    return dict(sorted(out.items()))
 
 
 def digest(text: str) -> str:

@@ -88,10 +88,11 @@ def test_write_only_touches_the_named_units(tmp_path):
     sol = _tree(tmp_path / "solutions", {"a/m.py": SOLUTION, "b/m.py": SOLUTION})
     ex = tmp_path / "exercises"
     written = stubs.write(sol, ex, units=("a",))
-    assert written == [ex / "a" / "m.py", ex / "a" / stubs.MANIFEST] and not (ex / "b").exists()
-    assert list(stubs.read_manifest(ex)) == ["a/m.py"]
+    assert written == [ex / "a" / "Makefile", ex / "a" / "m.py", ex / "a" / stubs.MANIFEST]
+    assert not (ex / "b").exists() and (ex / "a" / "Makefile").read_text() == stubs.UNIT_MAKEFILE
+    assert sorted(stubs.read_manifest(ex)) == ["a/Makefile", "a/m.py"]
     stubs.write(sol, ex, units=("b",))
-    assert list(stubs.read_manifest(ex)) == ["a/m.py", "b/m.py"]  # a's record kept
+    assert sorted(stubs.read_manifest(ex)) == ["a/Makefile", "a/m.py", "b/Makefile", "b/m.py"]  # a's record kept
 
 
 # ---- learners' answers are never overwritten (exercises/<unit>/.stubs.json) ----------------------------------
@@ -107,10 +108,12 @@ def _course(tmp_path: Path) -> tuple[Path, Path]:
 def test_write_records_what_it_generated_and_check_verifies_the_record(tmp_path):
     sol, ex = _course(tmp_path)
     assert stubs.read_manifest(ex) == {"u/m.py": stubs.digest(make_stub(SOLUTION)),
-                                       "u/README.md": stubs.digest("# U\n")}
+                                       "u/README.md": stubs.digest("# U\n"),
+                                       "u/Makefile": stubs.digest(stubs.UNIT_MAKEFILE)}
     assert stubs.check(sol, ex) == []
     assert json.loads((ex / "u" / stubs.MANIFEST).read_text())["files"] == {
-        "README.md": stubs.digest("# U\n"), "m.py": stubs.digest(make_stub(SOLUTION))}  # beside the files: one commit
+        "README.md": stubs.digest("# U\n"), "m.py": stubs.digest(make_stub(SOLUTION)),
+        "Makefile": stubs.digest(stubs.UNIT_MAKEFILE)}  # beside the files: one commit
     (ex / "u" / stubs.MANIFEST).unlink()
     assert [(d.path, d.kind) for d in stubs.check(sol, ex)] == [("u/.stubs.json", stubs.STALE)]
     assert stubs.write(sol, ex) == [ex / "u" / stubs.MANIFEST] and stubs.check(sol, ex) == []
