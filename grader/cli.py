@@ -10,6 +10,7 @@ from rich.console import Console
 
 from grader import api
 from grader.authoring import stubs
+from grader.drill import command as drill_command
 from grader.grading import results, scoreboard
 from grader.grading import timeout as call_limit
 from grader.grading.target import REPO_ROOT, display_path
@@ -233,6 +234,7 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("release", help="write the learner-facing tree (no solutions, references or corpora)")
     r.add_argument("out", help="a new or empty folder")
     r.set_defaults(func=_release)
+    drill_command.add_parser(sub)
     for register in learner_commands():
         register(sub)
     return p

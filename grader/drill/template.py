@@ -12,6 +12,7 @@ on 200 random instances of every template. See grader/drill/README.md.
 from __future__ import annotations
 
 import math
+import operator
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,13 +43,15 @@ class Step:
     unit: str = ""
 
 
+_APPLY: dict[str, Callable[[float, float], float]] = {
+    "=": lambda _, v: v, "+": operator.add, "-": operator.sub, "×": operator.mul, "÷": operator.truediv}
+
+
 def run_total(steps: Sequence[Step]) -> float:
     """The running total of a derivation: what its numbers add up to."""
     total = 0.0
     for s in steps:
-        v = float(s.value)
-        total = {"=": lambda: v, "+": lambda: total + v, "-": lambda: total - v,
-                 "×": lambda: total * v, "÷": lambda: total / v}[s.op]()
+        total = _APPLY[s.op](total, float(s.value))
     return total
 
 

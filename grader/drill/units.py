@@ -116,7 +116,7 @@ def parse(text: str, expect: str | None = None) -> Quantity | None:
 
 def _money(number: float, rest: str) -> Quantity | None:
     words = rest.split()
-    mult = MULTIPLIERS.get(words[0], None) if words else 1.0
+    mult = MULTIPLIERS.get(words[0]) if words else 1.0
     if mult is None or len(words) > 1 and words[1] not in ("USD", "dollars"):
         return None
     return Quantity(number * mult, "money", "$" + rest, number)
@@ -228,6 +228,18 @@ def fmt(value: float, unit: str, accept: tuple[str, ...] = ()) -> str:
     return f"{_sig(float(value))}{'' if unit == '1' else ' ' + unit}"
 
 
+SHOW = {"B": ("B", "KB", "MB", "GB", "TB", "PB"), "s": ("ns", "us", "ms", "s"),
+        "B/s": ("B/s", "KB/s", "MB/s", "GB/s", "TB/s"),
+        "FLOP/s": ("FLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s", "EFLOP/s")}
+
+
+def show(value: float, unit: str) -> str:
+    """A derivation value in a readable unit ("14 GB", "2.5 ms"); other units as given ("2.038e+19 FLOP")."""
+    if unit in SHOW:
+        return fmt(value, unit, tuple(reversed(SHOW[unit])))
+    return f"{_sig(float(value))} {unit}".rstrip()
+
+
 def in_unit(value: float, unit: str, target: str) -> str:
     """``value`` (canonical ``unit``) printed in ``target`` with 5 significant digits: "130.39 GiB"."""
     x = float(value) * factor(unit) / factor(target)
@@ -237,7 +249,9 @@ def in_unit(value: float, unit: str, target: str) -> str:
 def _sig(x: float) -> str:
     if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-3):
         return f"{x:.4g}"
-    return f"{x:,.4g}" if abs(x) < 1e15 else f"{x:.4g}"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}" if x == int(x) or abs(x) >= 1e4 else f"{x:,.1f}"
+    return f"{x:.4g}"
 
 
 LETTERS = "abcdefghij"

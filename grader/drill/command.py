@@ -1,0 +1,121 @@
+"""``python -m grader drill``: run a session, ``drill stats``, ``drill build`` (the arguments and their handling)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from grader.drill.template import TOPICS
+
+BUILD_PER_TEMPLATE = 40
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    d = sub.add_parser("drill", help="interview drills: timed, randomized questions over the course, with history",
+                       description="`drill` runs a session; `drill stats` shows your history; `drill build` "
+                                   "(course authors) precomputes the question bank the release ships.")
+    d.add_argument("action", nargs="?", choices=["run", "stats", "build"], default="run")
+    d.add_argument("--topic", "-t", action="append", default=[], choices=TOPICS, help="only this topic; repeatable")
+    d.add_argument("--n", type=int, default=10, help="questions in the session (default 10; mock 12)")
+    d.add_argument("--minutes", type=float, help="stop asking new questions after M minutes (mock: 45)")
+    d.add_argument("--seed", type=int, help="the session's random seed (same seed and history: same questions)")
+    d.add_argument("--mock", action="store_true",
+                   help="mock interview: 45 minutes, mixed topics of rising difficulty, then system design, report")
+    d.add_argument("--designs", type=int, default=0, help="system-design questions after the numeric ones")
+    d.add_argument("--answers", metavar="FILE", help="answers from FILE, one per line (non-interactive)")
+    d.add_argument("--json", action="store_true", help="print the session (or stats) as JSON on stdout")
+    d.add_argument("--export", choices=["csv"], help="stats: every recorded answer as CSV (stdout, or --out)")
+    d.add_argument("--out", help="stats --export: write here; build: the bank data file to write")
+    d.add_argument("--per-template", type=int, default=BUILD_PER_TEMPLATE,
+                   help=f"build: instances per template (default {BUILD_PER_TEMPLATE})")
+    d.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.action == "build":
+        return _build(args)
+    if args.action == "stats":
+        return _stats(args)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from grader import api
+    from grader.drill import session
+
+    options = session.Options(tuple(args.topic), n=session.MOCK_QUESTIONS if args.mock and args.n == 10 else args.n,
+                              minutes=args.minutes, seed=args.seed, mock=args.mock, designs=args.designs)
+    answers = Path(args.answers).read_text().splitlines() if args.answers else None
+    report = api.drill_session(options, answers, quiet=args.json)
+    if args.json:
+        print(json.dumps(report, indent=1, default=str))
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from grader.drill import store as history
+
+    db = history.Store()
+    try:
+        if args.export:
+            text = db.export_csv()
+            if args.out:
+                Path(args.out).write_text(text)
+                print(f"wrote {args.out} ({text.count(chr(10)) - 1} answers)")
+            else:
+                sys.stdout.write(text)
+            return 0
+        rows = db.attempts()
+        sessions = db.session_count()
+        cards = db.cards()
+    finally:
+        db.close()
+    stats = history.topic_stats(rows)
+    if args.json:
+        print(json.dumps({"sessions": sessions, "answers": len(rows), "topics": [
+            {"topic": s.topic, "attempts": s.attempts, "correct": s.correct, "accuracy": s.accuracy,
+             "median_s": s.median_s} for s in stats], "boxes": _boxes(cards)}, indent=1))
+        return 0
+    if not rows:
+        print(f"no drill history yet in {history.db_path()}: run `python -m grader drill`")
+        return 0
+    print(f"{len(rows)} answers in {sessions} sessions ({history.db_path()})")
+    print("\n".join(history.chart(stats)))
+    weak = [s for s in stats if s.accuracy < 1][:3]
+    if weak:
+        print("weakest topics: " + ", ".join(f"{s.topic} ({s.accuracy:.0%})" for s in weak) +
+              f"  → python -m grader drill {' '.join('--topic ' + s.topic for s in weak)}")
+    print("Leitner boxes (1 = comes back next session): " +
+          ", ".join(f"box {b}: {n}" for b, n in sorted(_boxes(cards).items())))
+    return 0
+
+
+def _boxes(cards: dict) -> dict[int, int]:  # type: ignore[type-arg]
+    out: dict[int, int] = {}
+    for c in cards.values():
+        out[c.box] = out.get(c.box, 0) + 1
+    return out
+
+
+def _build(args: argparse.Namespace) -> int:
+    from grader.drill import bank, instances, live
+
+    templates = bank.templates()
+    missing = sorted({"/".join(t.solution[:2]) for t in templates if not live.available(t.solution)})
+    if missing:
+        print(f"drill build needs the course's solutions/ (missing: {', '.join(missing)}): run it in the course "
+              "repository", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else instances.DATA_FILE
+    t0 = time.perf_counter()
+    per_topic = instances.build(templates, args.per_template, out)
+    print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB): {len(templates)} templates × {args.per_template} "
+          f"instances in {time.perf_counter() - t0:.1f} s; templates per topic: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(per_topic.items())))
+    designs = bank.designs()
+    print(f"system-design questions: {len(designs)} (" + ", ".join(
+        f"{k} {sum(1 for d in designs if d.topic == k)}" for k in sorted({d.topic for d in designs})) + ")")
+    return 0

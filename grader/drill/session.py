@@ -1,0 +1,324 @@
+"""One drill session: a visible clock, one question at a time, the worked derivation after each answer.
+
+The questions come from :mod:`grader.drill.select` (due cards first), their instances from the live
+solutions/ or the bank data file, the answers from a terminal (:class:`Terminal`) or a file
+(:class:`Scripted`, ``--answers``); every answer is recorded in the history (:mod:`grader.drill.store`).
+A mock interview (``--mock``) asks numeric questions of rising difficulty, then system-design
+questions, within 45 minutes, and ends with a report.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shlex
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from grader.drill import bank, instances, live, rubric, select, units
+from grader.drill.instances import Instance
+from grader.drill.store import Store
+from grader.drill.template import Design, Template, run_total
+
+MOCK_MINUTES = 45
+MOCK_QUESTIONS = 12
+MOCK_DESIGNS = 2
+QUIT = ("q", "quit", "exit")
+SKIP = ("", "skip", "?", "pass")
+
+
+@dataclass
+class Options:
+    topics: tuple[str, ...] = ()
+    n: int = 10
+    minutes: float | None = None
+    seed: int | None = None
+    mock: bool = False
+    designs: int = 0  # system-design questions after the numeric ones (a mock interview asks MOCK_DESIGNS)
+
+
+class Clock:
+    """Elapsed and remaining time of a session, shown before every question and in every prompt."""
+
+    def __init__(self, minutes: float | None, now: Callable[[], float] = time.monotonic) -> None:
+        self.now, self.start, self.limit = now, now(), minutes * 60 if minutes else None
+
+    def elapsed(self) -> float:
+        return self.now() - self.start
+
+    def over(self, reserve_s: float = 0.0) -> bool:
+        return self.limit is not None and self.elapsed() >= self.limit - reserve_s
+
+    def label(self) -> str:
+        e = _mmss(self.elapsed())
+        return f"⏱ {e} / {_mmss(self.limit)}" if self.limit else f"⏱ {e}"
+
+
+def _mmss(s: float) -> str:
+    s = max(0, int(s))
+    return f"{s // 60:02d}:{s % 60:02d}"
+
+
+class Terminal:
+    """Questions on stdout, answers typed on stdin; a system design in a multiline prompt or $EDITOR."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        import sys
+
+        self.out = out or sys.stdout
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def ask(self, prompt: str) -> str | None:
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
+
+    def ask_block(self, prompt: str) -> str | None:
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        self.say(prompt)
+        self.say("  Type your answer; a line with a single '.' ends it" +
+                 (f" (or type 'e' alone to write it in {editor})." if editor else "."))
+        lines: list[str] = []
+        while True:
+            line = self.ask("  | ")
+            if line is None or line.strip() == ".":
+                break
+            if not lines and line.strip() == "e" and editor:
+                return _edit(editor)
+            lines.append(line)
+        return "\n".join(lines) if lines or line is not None else None
+
+
+def _edit(editor: str) -> str:
+    with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as f:
+        f.write("\n")
+        name = f.name
+    try:
+        subprocess.run([*shlex.split(editor), name], check=False)
+        return Path(name).read_text()
+    finally:
+        os.unlink(name)
+
+
+class Scripted:
+    """Answers from a file, one per line (a design's answer on one line, ``\\n`` for line breaks, then one
+    y/n line per self-scored rubric point); output to ``out`` or nowhere (``--json``)."""
+
+    def __init__(self, lines: list[str], out: TextIO | None) -> None:
+        self.lines: Iterator[str] = iter(lines)
+        self.out = out
+
+    def say(self, text: str = "") -> None:
+        if self.out is not None:
+            print(text, file=self.out, flush=True)
+
+    def ask(self, prompt: str) -> str | None:
+        answer = next(self.lines, None)
+        self.say(f"{prompt}{answer if answer is not None else '(no more answers)'}")
+        return answer
+
+    def ask_block(self, prompt: str) -> str | None:
+        self.say(prompt)
+        answer = self.ask("  | ")
+        return None if answer is None else answer.replace("\\n", "\n")
+
+
+IO = Terminal | Scripted
+
+
+@dataclass
+class Session:
+    options: Options
+    io: IO
+    store: Store
+    results: list[dict[str, Any]] = field(default_factory=list)
+    ready_s: float = 0.0
+
+    def run(self) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        o = self.options
+        seed = o.seed if o.seed is not None else random.SystemRandom().randrange(2**31)
+        rng = random.Random(seed)
+        minutes = o.minutes or (MOCK_MINUTES if o.mock else None)
+        pool = [t for t in bank.templates() if (not o.topics or t.topic in o.topics) and instances.servable(t)]
+        source = "live" if pool and all(live.available(t.solution) for t in pool) else "bank"
+        sid = self.store.start_session("mock" if o.mock else "drill", seed, source)
+        cards = self.store.cards()
+        chosen = (select.mock if o.mock else select.pick)(pool, cards, sid, o.n, rng)
+        designs = select.mock_designs(_designs(o.topics), MOCK_DESIGNS if o.mock else o.designs, rng)
+        clock = Clock(minutes)
+        self._header(sid, len(chosen), len(designs), minutes, source, seed)
+        self.ready_s = time.perf_counter() - t0
+        reserve = sum(d.minutes for d in designs) * 60 if o.mock else 0.0
+        stopped = self._numeric(chosen, rng, clock, sid, reserve)
+        if not stopped:
+            for i, d in enumerate(designs, 1):
+                if not self._design(d, i, len(designs), clock, sid):
+                    break
+        self.store.end_session(sid)
+        report = self._report(sid, clock, seed, source, mock=o.mock)
+        return report
+
+    # --- numeric, choice and ordering questions ----------------------------------------------------------
+    def _header(self, sid: int, n: int, k: int, minutes: float | None, source: str, seed: int) -> None:
+        what = f"{n} question{'s' * (n != 1)}" + (f" + {k} system design{'s' * (k != 1)}" if k else "")
+        limit = f", {minutes:g} minutes" if minutes else ""
+        served = "the course's solution functions" if source == "live" else "the precomputed bank"
+        self.io.say(f"Drill session {sid} ({'mock interview, ' if self.options.mock else ''}{what}{limit}; "
+                    f"answers from {served}; seed {seed})")
+        self.io.say("Type answers with units (140 GB, 2.5 ms, 38.4 days, 3/19); Enter skips, q quits.")
+
+    def _numeric(self, chosen: list[Template], rng: random.Random, clock: Clock, sid: int, reserve: float) -> bool:
+        """Ask the templates in order; True when the candidate quit (or the answers ran out)."""
+        for i, t in enumerate(chosen, 1):
+            if clock.over(reserve):
+                self.io.say(f"\n{clock.label()}  time is up for questions.")
+                return False
+            inst = instances.draw(t, rng)
+            if inst is None:
+                continue
+            self.io.say(f"\n{clock.label()}  Q{i}/{len(chosen)} · {t.topic} · difficulty {t.difficulty} · {t.id}")
+            self.io.say(_wrap(inst.prompt))
+            for j, opt in enumerate(inst.options):
+                self.io.say(f"   {units.LETTERS[j]}) {opt}")
+            hint = {"choice": "a letter", "order": "the letters in order"}.get(t.kind) or \
+                f"e.g. in {', '.join(t.accept[:3]) or 'a number'}"
+            start = clock.elapsed()
+            typed = self.io.ask(f"[{clock.label()}] answer ({hint}) > ")
+            seconds = clock.elapsed() - start
+            if typed is None or typed.strip().lower() in QUIT:
+                return True
+            verdict = _judge(t, inst, typed)
+            self.io.say(f"  {'✓' if verdict.right else '✗'} {verdict.message}  ({seconds:.0f} s)")
+            self._derivation(t, inst)
+            card_before = self.store.card(t.id)
+            row = {"question": t.id, "kind": t.kind, "topic": t.topic, "difficulty": t.difficulty,
+                   "prompt": inst.prompt, "params": inst.params, "answer": typed, "expected": _expected(t, inst),
+                   "verdict": verdict.kind,
+                   "correct": int(verdict.right), "seconds": round(seconds, 3), "source": inst.source}
+            self.store.record(sid, {**row, "detail": {"source": inst.source}})
+            card = self.store.card(t.id)
+            assert card is not None
+            back = "next session" if card.box == 1 else f"in {card.due - sid} sessions"
+            moved = f"box {card_before.box if card_before else 0} → {card.box}"
+            self.io.say(f"  (Leitner {moved}: comes back {back})")
+            self.results.append(row)
+        return False
+
+    def _derivation(self, t: Template, inst: Instance) -> None:
+        self.io.say(f"  Derivation{f' ({t.source})' if t.source else ''}:")
+        for s in inst.steps:
+            op = {"=": " "}.get(s.op, s.op)
+            self.io.say(f"    {op} {units.show(s.value, s.unit):>18}   {s.label}")
+        if t.kind == "numeric":
+            self.io.say(f"    = {units.fmt(run_total(inst.steps), t.unit_of_answer, t.accept):>18}   "
+                        f"(solutions/{t.solution[0]}/{t.solution[1]}.py: {t.solution[2]})")
+        self.io.say(f"  Lecture: {t.lecture}")
+
+    # --- system design -----------------------------------------------------------------------------------
+    def _design(self, d: Design, i: int, k: int, clock: Clock, sid: int) -> bool:
+        self.io.say(f"\n{clock.label()}  System design {i}/{k} · {d.topic} · about {d.minutes} minutes · {d.id}")
+        start = clock.elapsed()
+        text = self.io.ask_block(_wrap(d.prompt))
+        if text is None:
+            return False
+        seconds = clock.elapsed() - start
+        self.io.say("  Rubric:")
+        auto = [(p, rubric.check(p, text)) for p in d.points if p.checkable]
+        for p, ok in auto:
+            self.io.say(f"   {'✓' if ok else '✗'} (checked) {p.text}")
+        selfs = []
+        for p in (p for p in d.points if not p.checkable):
+            typed = self.io.ask(f"   ? (you score) {p.text} — covered? [y/n] ")
+            if typed is None:
+                return False
+            selfs.append((p, typed.strip().lower() in ("y", "yes", "1", "+")))
+        got = sum(ok for _, ok in auto) + sum(ok for _, ok in selfs)
+        total = len(auto) + len(selfs)
+        self.io.say(f"  Rubric score {got}/{total}: checked {sum(ok for _, ok in auto)}/{len(auto)}, "
+                    f"self-scored {sum(ok for _, ok in selfs)}/{len(selfs)}  ({seconds / 60:.1f} min)")
+        if d.model_answer:
+            self.io.say(f"  A strong answer: {d.model_answer}")
+        self.io.say(f"  Lecture: {d.lecture}")
+        row = {"question": d.id, "kind": "design", "topic": d.topic, "difficulty": d.difficulty, "prompt": d.prompt,
+               "params": {}, "answer": text, "expected": "", "verdict": f"{got}/{total}",
+               "correct": int(2 * got >= total), "seconds": round(seconds, 3),
+               "auto_points": sum(ok for _, ok in auto), "auto_total": len(auto),
+               "self_points": sum(ok for _, ok in selfs), "self_total": len(selfs)}
+        self.store.record(sid, {**row, "detail": {"checked": [[p.text, ok] for p, ok in auto],
+                                                  "self": [[p.text, ok] for p, ok in selfs]}})
+        self.results.append(row)
+        return True
+
+    # --- the report --------------------------------------------------------------------------------------
+    def _report(self, sid: int, clock: Clock, seed: int, source: str, *, mock: bool) -> dict[str, Any]:
+        numeric = [r for r in self.results if r["kind"] != "design"]
+        designs = [r for r in self.results if r["kind"] == "design"]
+        right = sum(r["correct"] for r in numeric)
+        title = "Mock interview report" if mock else "Session report"
+        self.io.say(f"\n{title} (session {sid}, {_mmss(clock.elapsed())} used"
+                    f"{f' of {_mmss(clock.limit)}' if clock.limit else ''})")
+        if numeric:
+            self.io.say(f"  questions: {right}/{len(numeric)} right ({right / len(numeric):.0%}), median "
+                        f"{statistics.median(r['seconds'] for r in numeric):.0f} s per answer")
+            by_topic = _group(numeric, "topic")
+            self.io.say("  by topic: " + ", ".join(f"{k} {sum(r['correct'] for r in v)}/{len(v)}"
+                                                   for k, v in sorted(by_topic.items())))
+            if mock:
+                by_d = _group(numeric, "difficulty")
+                self.io.say("  by difficulty: " + ", ".join(f"{k}: {sum(r['correct'] for r in v)}/{len(v)}"
+                                                           for k, v in sorted(by_d.items())))
+            wrong_units = [r["question"] for r in numeric if r["verdict"] == "wrong_unit"]
+            if wrong_units:
+                self.io.say(f"  wrong unit: {', '.join(wrong_units)}")
+            missed = [r["question"] for r in numeric if not r["correct"]]
+            if missed:
+                self.io.say(f"  missed (back next session): {', '.join(missed)}")
+        for r in designs:
+            self.io.say(f"  system design {r['question']}: {r['verdict']} (checked {r['auto_points']}/"
+                        f"{r['auto_total']}, self-scored {r['self_points']}/{r['self_total']})")
+        return {"session": sid, "mode": "mock" if mock else "drill", "seed": seed, "source": source,
+                "elapsed_s": round(clock.elapsed(), 3), "ready_s": round(self.ready_s, 4),
+                "right": right, "asked": len(numeric), "questions": self.results}
+
+
+def _designs(topics: tuple[str, ...]) -> list[Design]:
+    return [d for d in bank.designs() if not topics or d.topic in topics]
+
+
+def _judge(t: Template, inst: Instance, typed: str) -> units.Verdict:
+    if t.kind == "choice":
+        return units.check_choice(typed, inst.options, inst.answer)
+    if t.kind == "order":
+        return units.check_order(typed, inst.options, inst.answer)
+    return units.check(typed, float(inst.answer), t.unit_of_answer, t.rtol, t.accept)
+
+
+def _expected(t: Template, inst: Instance) -> str:
+    if t.kind == "numeric":
+        return units.fmt(float(inst.answer), t.unit_of_answer, t.accept)
+    if t.kind == "choice":
+        return str(inst.answer)
+    return " > ".join(inst.answer)
+
+
+def _group(rows: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any]]]:
+    out: dict[Any, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r[key], []).append(r)
+    return out
+
+
+def _wrap(text: str, width: int = 100) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.fill(p, width) for p in text.split("\n"))
