@@ -29,6 +29,7 @@ help:
 	@echo "  make report [GPU_NAME=A100-80G]                   an HTML page of the last grading run (rooflines, bytes)"
 	@echo "  (in exercises/<unit>/, plain \`make\` grades that unit; \`make watch E=...\` watches it)"
 	@echo "  make reset L=23 [E=softmax_fused]                 restore a stub (one exercise, or the unit); your version goes to .backup/"
+	@echo "  make drill [ARGS=\"--topic memory --n 5\"]          interview drills: timed questions, worked answers (ARGS=--mock)"
 	@echo "  make doctor                                       what this machine can grade, and how to fix what it cannot"
 	@echo "  make env [GPU=1]                                  create the pinned environment in $(VENV) (GPU=1: plus requirements-gpu.txt)"
 	@echo "Course authors (make test checks that exercises/ holds the stubs: on a learner's answers it fails, as it should):"
@@ -92,6 +93,11 @@ hint: env
 
 progress: env
 	@$(PY) -m grader progress
+
+# Interview drills (grader/drill/): a 10-question session; ARGS="--mock", "--topic memory --n 5", "stats"...
+.PHONY: drill
+drill: env
+	@$(PY) -m grader drill $(ARGS)
 
 report: env
 	@$(PY) -m grader report $(if $(GPU_NAME),--gpu $(GPU_NAME))

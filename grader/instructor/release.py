@@ -38,7 +38,7 @@ STAMP  := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 TARGET ?= exercises
 GRADE_ARGS := --target $(TARGET) $(if $(L),--unit $(L)) $(if $(E),--exercise $(E)) $(ARGS)
 
-.PHONY: env grade reset watch run hint progress report
+.PHONY: env grade reset watch run hint progress report drill
 grade: env
 \t@$(PY) -m grader grade $(GRADE_ARGS)
 
@@ -52,6 +52,9 @@ hint: env
 \t@$(PY) -m grader hint $(if $(L),$(L):)$(E) $(if $(LEVEL),--level $(LEVEL))
 progress: env
 \t@$(PY) -m grader progress
+# Interview drills: make drill [ARGS="--mock" | ARGS="--topic memory --n 5" | ARGS=stats]
+drill: env
+\t@$(PY) -m grader drill $(ARGS)
 report: env
 \t@$(PY) -m grader report $(if $(GPU_NAME),--gpu $(GPU_NAME))
 
