@@ -84,6 +84,7 @@ make grade                 # every unit (creates the pinned environment in .venv
 make grade L=23            # one unit
 make grade L=23 E=softmax_fused
 make reset L=23 E=softmax_fused   # start an exercise over: its stub back, your version kept in .backup/
+make drill                 # interview drills: 10 timed questions with worked answers (ARGS=--mock: 45 min)
 ```
 
 A call of your code that runs longer than {timeout:g} s (an endless loop?) fails its test and grading
