@@ -11,7 +11,8 @@ from grader.drill.template import Design, Template
 
 def pick(templates: Sequence[Template], cards: dict[str, Card], session: int, n: int,
          rng: random.Random) -> list[Template]:
-    """``n`` templates for session number ``session``: due (lowest box first), then unseen, then the soonest due."""
+    """``n`` templates for session number ``session``: due (lowest box first), then unseen, then the soonest due;
+    when fewer than ``n`` templates match, they come round again (each time with new parameters)."""
     pool = list(templates)
     rng.shuffle(pool)  # ties break by the seed
     due = sorted((t for t in pool if t.id in cards and cards[t.id].due <= session),
@@ -19,7 +20,10 @@ def pick(templates: Sequence[Template], cards: dict[str, Card], session: int, n:
     new = _spread([t for t in pool if t.id not in cards])
     later = sorted((t for t in pool if t.id in cards and cards[t.id].due > session),
                    key=lambda t: (cards[t.id].due, cards[t.id].box))
-    return (due + new + later)[:n]
+    order = due + new + later
+    while order and len(order) < n:  # a small pool (one --topic): the same templates again, new parameters
+        order += order[: n - len(order)]
+    return order[:n]
 
 
 def _spread(templates: list[Template]) -> list[Template]:

@@ -2,7 +2,8 @@
 
 ``$XDG_DATA_HOME/dripstone/drill.sqlite3`` (default ``~/.local/share/dripstone/``). Every answer is a row
 of ``attempts``; every question has a card in a Leitner box 1-5. A missed question goes back to box 1 and
-is due in the next session; a solved one moves up a box and waits 2, 4, 8, 16 sessions. Sessions are
+is due in the next session; a solved one moves up a box and waits 2, 4, 8, 16 sessions (a new question
+starts in box 1: solved the first time, it goes to box 2). Sessions are
 counted, not days: a candidate who drills twice a day and one who drills once a week see the same order.
 """
 
@@ -101,7 +102,7 @@ class Store:
 
     def move(self, question: str, correct: bool, session: int) -> Card:
         old = self.card(question)
-        box = min((old.box if old else 0) + 1, BOXES) if correct else 1
+        box = min((old.box if old else 1) + 1, BOXES) if correct else 1  # a new card starts in box 1
         new = Card(question, box, session + WAIT[box], (old.seen if old else 0) + 1,
                    (old.missed if old else 0) + (not correct))
         self.db.execute("INSERT OR REPLACE INTO cards VALUES (?, ?, ?, ?, ?)",
