@@ -28,6 +28,12 @@ The gpu_perf tier
     on_device(check, ...), where_learner_runs(check, ...), learner_value(unit, module, name)
     perf                                               the protocol: perf.time_learner, perf.size, perf.device
     award_speedup(award, result, *, over, full_at, label=None, **record)  score a timed ratio, record its basis
+
+Several processes on gloo (import torch on first use; grader/kit/ranks.py)
+    run_ranks(check, world_size, *args, timeout_s=20.0, refuse=(), **kwargs)  check(rank, world_size, ...) on
+                                        forked gloo ranks: .results[rank], .comm[rank]; a dict of checks: RankRuns
+    RankFailure, RankRun, RankRuns      deadlock / exception / crash / timeout per rank; the outcomes
+    uncounted()                         inside a rank: the grader's own torch.distributed calls, not logged
     cuda                                               CUDA exercises: run_sim_kernel, compile_learner, launch
     SubmissionError                                    a submission that breaks the contract (not a wrong value)
 """
@@ -61,6 +67,11 @@ _LAZY = {
     "LogitCase": "grader.kit.strategies",
     "award_speedup": "grader.kernels.perf",
     "SubmissionError": "grader.grading.target",
+    "run_ranks": "grader.kit.ranks",
+    "RankFailure": "grader.kit.ranks",
+    "RankRun": "grader.kit.ranks",
+    "RankRuns": "grader.kit.ranks",
+    "uncounted": "grader.kit.ranks",
 }
 _LAZY_MODULES = {"perf": "grader.kernels.perf", "cuda": "grader.kernels.cuda"}
 

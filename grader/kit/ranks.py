@@ -1,0 +1,665 @@
+"""Several processes on gloo, for the units whose learner code is distributed (ring all-reduce, DDP, ZeRO, TP).
+
+A test file defines a per-rank check at module level and runs it on ``world_size`` ranks::
+
+    def check_ring(rank: int, world_size: int, numel: int) -> dict:
+        x = torch.arange(numel, dtype=torch.float64) * (rank + 1)
+        with uncounted():  # the grader's own reference: neither counted nor refused
+            want = x.clone(); dist.all_reduce(want)
+        return {"got": ring_all_reduce(x), "want": want}
+
+    run = run_ranks(check_ring, 3, 1000, refuse=("all_reduce",))
+    run.results[rank]   what check returned on that rank (tensors allowed: shipped as torch.save bytes)
+    run.comm[rank]      [(call_name, nbytes), ...]: every outermost torch.distributed call of that rank
+    run.sent_bytes(rank)  the bytes it passed to send/isend
+
+How the ranks run: ``world_size`` (2-4) children forked from the process where the learner's code runs
+(``make grade``: the pytest process; batch grading: the test's worker, through ``where_learner_runs``, so the
+judge never loads the submission), each with ``torch.set_num_threads(1)``, ``init_process_group("gloo")``
+on 127.0.0.1 (a TCPStore of the parent on a free port), stdout/stderr into a log file of the rank.
+Forking costs 0.1-0.3 s for 2-4 ranks; spawning would cost seconds (each child re-imports torch).
+
+What fails, as :class:`RankFailure` (an AssertionError: the test fails with it), per rank with its last line:
+
+* a deadlock: every rank still running has been waiting (main thread off the CPU, ``/proc/<pid>/schedstat``)
+  for ``stall_s`` seconds: reported within ~2 s, with the call each rank waits in (gloo's blocking ``send``
+  waits for the matching ``recv`` at any size, so a ring of "send then recv" on every rank deadlocks);
+* an exception in a rank (its type, message and the last line of the learner's code in its traceback);
+* a rank that died (exit status or signal, and the last line it printed);
+* the wall-clock ``timeout_s`` (every child is killed; the line each rank was running, from faulthandler);
+* a refused call: ``refuse=("all_reduce", ...)`` makes those calls raise RuntimeError naming the call and
+  the rule (``refuse={"all_reduce": "why"}`` gives the rule per name).
+
+Grouping: processes start once per call. ``run_ranks({"a": check_a, "b": check_b}, P, ...)`` runs the checks
+one after the other in the same processes (a barrier between two) and returns a :class:`RankRuns`:
+``runs["a"]`` is check a's :class:`RankRun`, or raises check a's RankFailure; one check's exception, deadlock or
+crash costs only that check (after a deadlock or a crash the processes are started again for the next one).
+Cache the grouped run per world size in the test module (``functools.cache`` on a module-level function) so
+that all of a unit's tests of one world size share one start.
+
+The communication log wraps send/recv/isend/irecv and every collective, with ONE wrapper object per function
+installed in both ``torch.distributed`` and ``torch.distributed.distributed_c10d`` (``batch_isend_irecv`` tells
+a send from a receive by ``op.op is isend``), and ``Work.wait`` (to know where a rank waits). A call made
+inside another (``all_gather_into_tensor`` calls ``all_gather_single``) is not logged again, but a refused
+name is refused at any depth. The wrappers live only in the children: nothing is patched in this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import faulthandler
+import functools
+import io
+import linecache
+import mmap
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+WORLD_SIZES = (2, 3, 4)
+STALL_S = 1.5  # every rank off the CPU this long, no call made: a deadlock
+POLL_S = 0.02
+KILL_GRACE_S = 0.3  # after SIGUSR1 (faulthandler writes the rank's stack), before SIGKILL
+P2P = ("send", "recv", "isend", "irecv")
+SENDS = ("send", "isend")
+COLLECTIVES = (
+    "all_reduce", "all_reduce_coalesced", "all_gather", "all_gather_into_tensor", "all_gather_single",
+    "all_gather_coalesced", "all_gather_object", "all_to_all", "all_to_all_single", "barrier", "monitored_barrier",
+    "broadcast", "broadcast_object_list", "gather", "gather_object", "reduce", "reduce_scatter",
+    "reduce_scatter_tensor", "reduce_scatter_single", "scatter", "scatter_object_list", "send_object_list",
+    "recv_object_list",
+)
+REFUSE_RULE = "this exercise is built from point-to-point calls only (send/recv/isend/irecv, batch_isend_irecv)"
+_BLOCKING = {"send", "recv", *COLLECTIVES}
+
+# one slot per rank in a shared page: check index, state, calls made, then two texts (the call, the line)
+_SLOT = struct.Struct("<iiq120s200s")
+_STARTING, _RUNNING, _IN_CALL, _CHECK_DONE, _FINISHED = range(5)
+_STATE_WORDS = {_STARTING: "starting", _RUNNING: "running", _IN_CALL: "waiting", _CHECK_DONE: "done with the check",
+                _FINISHED: "finished"}
+
+
+class RankFailure(AssertionError):
+    """A multi-process check failed: deadlock, a rank's exception or death, the timeout, a refused call."""
+
+    def __init__(self, message: str, per_rank: Mapping[int, str] | None = None, kind: str = "failed") -> None:
+        super().__init__(message)
+        self.per_rank = dict(per_rank or {})
+        self.kind = kind  # "deadlock", "raised", "crashed", "timeout", "not run"
+
+
+@dataclass
+class RankRun:
+    """One check's outcome on every rank."""
+
+    world_size: int
+    results: list[Any]
+    comm: list[list[tuple[str, int]]]
+    seconds: float = 0.0  # the check's wall time (the slowest rank)
+    startup_s: float = 0.0  # fork + init_process_group of the processes that ran it
+
+    def sent_bytes(self, rank: int) -> int:
+        """Bytes ``rank`` handed to send/isend (batch_isend_irecv's sends included)."""
+        return sum(n for name, n in self.comm[rank] if name in SENDS)
+
+    def calls(self, rank: int) -> list[str]:
+        return [name for name, _ in self.comm[rank]]
+
+    def largest_send(self, rank: int) -> int:
+        return max((n for name, n in self.comm[rank] if name in SENDS), default=0)
+
+
+@dataclass
+class RankRuns(Mapping[str, RankRun]):
+    """The outcomes of a grouped run: ``runs[name]`` is a RankRun or raises that check's RankFailure."""
+
+    world_size: int
+    outcomes: dict[str, RankRun | RankFailure] = field(default_factory=dict)
+    starts: int = 0  # how many times processes were started
+    startup_s: float = 0.0
+    seconds: float = 0.0
+
+    def __getitem__(self, name: str) -> RankRun:
+        out = self.outcomes[name]
+        if isinstance(out, RankFailure):
+            raise RankFailure(str(out), out.per_rank, out.kind)
+        return out
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.outcomes)
+
+    def __len__(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def failures(self) -> dict[str, RankFailure]:
+        return {k: v for k, v in self.outcomes.items() if isinstance(v, RankFailure)}
+
+
+def run_ranks(
+    check: Callable[..., Any] | Mapping[str, Callable[..., Any]],
+    world_size: int,
+    *args: Any,
+    timeout_s: float = 20.0,
+    refuse: Any = (),
+    stall_s: float = STALL_S,
+    **kwargs: Any,
+) -> Any:
+    """``check(rank, world_size, *args, **kwargs)`` on ``world_size`` gloo ranks (see the module docstring).
+
+    One check: its :class:`RankRun`, or RankFailure raised. A dict of checks: a :class:`RankRuns`.
+    """
+    if world_size not in WORLD_SIZES:
+        raise ValueError(f"world_size must be one of {WORLD_SIZES}, got {world_size!r}")
+    checks = dict(check) if isinstance(check, Mapping) else {getattr(check, "__name__", "check"): check}
+    rules = dict(refuse) if isinstance(refuse, Mapping) else dict.fromkeys(refuse, REFUSE_RULE)
+    from grader.grading import harness
+
+    raw = harness.where_learner_runs(_run_here, list(checks.items()), world_size, args, kwargs,
+                                     float(timeout_s), rules, float(stall_s))
+    runs = _rebuild(raw, world_size)
+    if isinstance(check, Mapping):
+        return runs
+    return runs[next(iter(checks))]
+
+
+@contextlib.contextmanager
+def uncounted() -> Iterator[None]:
+    """Inside a rank: the grader's own torch.distributed calls (a reference), neither logged nor refused."""
+    _CHILD.quiet += 1
+    try:
+        yield
+    finally:
+        _CHILD.quiet -= 1
+
+
+# ---------------------------------------------------------------- the parent (where the learner's code runs)
+
+
+def _rebuild(raw: dict[str, Any], world_size: int) -> RankRuns:
+    runs = RankRuns(world_size, starts=raw["starts"], startup_s=raw["startup_s"], seconds=raw["seconds"])
+    for name, out in raw["outcomes"].items():
+        if "failure" in out:
+            f = out["failure"]
+            runs.outcomes[name] = RankFailure(f["message"], {int(k): v for k, v in f["per_rank"].items()}, f["kind"])
+        else:
+            runs.outcomes[name] = RankRun(world_size, out["results"], [[tuple(c) for c in r] for r in out["comm"]],
+                                          out["seconds"], out["startup_s"])
+    return runs
+
+
+def _time_limit(timeout_s: float) -> float:
+    from grader.grading import boundary, timeout
+
+    limit = timeout_s
+    if timeout.limit_s() > 0:
+        limit = min(limit, timeout.limit_s())
+    if os.environ.get(boundary.ISOLATE_ENV) == "1":  # in batch grading's worker: stay within its call limit
+        limit = min(limit, max(1.0, boundary.call_timeout_s() - 3.0))
+    return limit
+
+
+def _run_here(checks: list[tuple[str, Callable[..., Any]]], world_size: int, args: tuple, kwargs: dict,
+              timeout_s: float, rules: dict[str, str], stall_s: float) -> dict[str, Any]:
+    """Every check, in as few starts as failures allow; plain data (it may cross batch grading's boundary)."""
+    t0 = time.monotonic()
+    deadline = t0 + _time_limit(timeout_s)
+    outcomes: dict[str, Any] = {}
+    starts, startup = 0, 0.0
+    first, failed_starts = 0, 0
+    while first < len(checks):
+        if time.monotonic() >= deadline:
+            break
+        group = _Group(checks, first, world_size, args, kwargs, rules, stall_s, deadline)
+        group.retry_start = failed_starts < 2
+        starts += 1
+        try:
+            first = group.run(outcomes)
+        finally:
+            group.close()
+        failed_starts += group.start_failed
+        startup += group.startup_s
+    for name, _ in checks:
+        outcomes.setdefault(name, {"failure": {
+            "message": f"{name}: not run: earlier checks spent the run's {_time_limit(timeout_s):g} s limit",
+            "per_rank": {}, "kind": "not run"}})
+    return {"outcomes": outcomes, "starts": starts, "startup_s": startup, "seconds": time.monotonic() - t0}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _Group:
+    """One start of the processes, running checks[first:] until the end or the first failure."""
+
+    def __init__(self, checks: list, first: int, world_size: int, args: tuple, kwargs: dict,
+                 rules: dict[str, str], stall_s: float, deadline: float) -> None:
+        self.checks, self.first, self.world = checks, first, world_size
+        self.args, self.kwargs, self.rules, self.stall_s, self.deadline = args, kwargs, rules, stall_s, deadline
+        self.dir = Path(tempfile.mkdtemp(prefix="dripstone-ranks-"))
+        self.page = mmap.mmap(-1, _SLOT.size * world_size)
+        self.pids: list[int] = []
+        self.exit: dict[int, str] = {}
+        self.startup_s = 0.0
+        self.retry_start = True
+        self.start_failed = False
+
+    # -- life cycle
+    def start(self) -> None:
+        import torch  # noqa: F401  (before the fork: the children must not import it)
+
+        t = time.monotonic()
+        port = _free_port()  # rank 0 serves the store: no thread of this process may hold a lock at the fork
+        for rank in range(self.world):
+            pid = os.fork()
+            if pid == 0:
+                _child_main(self, rank, port)  # never returns
+            self.pids.append(pid)
+        self.t_fork = t
+
+    def close(self) -> None:
+        for pid in self.pids:
+            if pid not in self._reaped():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        for pid in self.pids:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        self.pids = []
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _reaped(self) -> set[int]:
+        return {self.pids[r] for r in self.exit}
+
+    # -- shared slots
+    def slot(self, rank: int) -> tuple[int, int, int, str, str]:
+        k, state, calls, call, where = _SLOT.unpack_from(self.page, rank * _SLOT.size)
+        text = [b.rstrip(b"\0").decode(errors="replace") for b in (call, where)]
+        return k, state, calls, text[0], text[1]
+
+    def run(self, outcomes: dict[str, Any]) -> int:
+        """Run until every rank finished or a check failed; record outcomes; the index to start from next."""
+        self.start()
+        started_at = None
+        activity = [(-1, -1)] * self.world
+        active_at = [time.monotonic()] * self.world
+        k_seen = self.first
+        check_t0 = time.monotonic()
+        while True:
+            time.sleep(POLL_S)
+            now = time.monotonic()
+            self._reap()
+            slots = [self.slot(r) for r in range(self.world)]
+            if started_at is None and all(s[1] != _STARTING for s in slots):
+                started_at = now
+                self.startup_s = now - self.t_fork
+                check_t0 = now
+            k_all = min(s[0] for s in slots) if all(s[1] != _STARTING for s in slots) else self.first
+            # a check every rank got past: record it
+            while k_seen < len(self.checks) and started_at is not None and all(
+                    s[0] > k_seen or s[1] == _FINISHED for s in slots):
+                failed = self._record(k_seen, outcomes, now - check_t0)
+                check_t0 = now
+                k_seen += 1
+                if failed:
+                    return k_seen
+            if k_seen >= len(self.checks):
+                return k_seen
+            if self.exit:
+                return self._fail(k_seen, outcomes, "crashed", slots)
+            for r in range(self.world):
+                mark = (_cpu_ns(self.pids[r]), slots[r][2], slots[r][1], slots[r][0])
+                if mark != activity[r]:
+                    activity[r], active_at[r] = mark, now
+            waiting = [r for r in range(self.world) if now - active_at[r] >= self.stall_s]
+            if len(waiting) == self.world:
+                return self._fail(k_all, outcomes, "deadlock", slots)
+            if now >= self.deadline:
+                return self._fail(k_all, outcomes, "timeout", slots)
+
+    def _reap(self) -> None:
+        for r, pid in enumerate(self.pids):
+            if r in self.exit:
+                continue
+            with contextlib.suppress(ChildProcessError):
+                got, status = os.waitpid(pid, os.WNOHANG)
+                if got:
+                    if os.WIFSIGNALED(status):
+                        how = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+                    else:
+                        how = f"exit status {os.waitstatus_to_exitcode(status)}"
+                    if self.slot(r)[1] != _FINISHED or os.waitstatus_to_exitcode(status) != 0:
+                        self.exit[r] = how
+
+    def _load(self, k: int, rank: int) -> dict[str, Any] | None:
+        import torch
+
+        path = self.dir / f"{k}.{rank}.pt"
+        if not path.exists():
+            return None
+        try:
+            return torch.load(path, weights_only=True, map_location="cpu")
+        except Exception as exc:
+            return {"raised": {"type": "Unreadable", "message": f"its result cannot be read back: {exc}", "where": ""},
+                    "comm": []}
+
+    def _record(self, k: int, outcomes: dict[str, Any], seconds: float) -> bool:
+        """Check k finished on every rank: a RankRun, or the ranks' exceptions as its failure."""
+        name = self.checks[k][0]
+        per = [self._load(k, r) for r in range(self.world)]
+        raised = {r: p["raised"] for r, p in enumerate(per) if p is None or "raised" in p}
+        if raised:
+            lines = {r: _raised_line(r, x) for r, x in raised.items()}
+            who = ", ".join(str(r) for r in lines)
+            outcomes[name] = {"failure": {"message": f"{name} on {self.world} ranks: rank(s) {who} raised:\n"
+                                          + "\n".join(lines.values()), "per_rank": lines, "kind": "raised"}}
+            return False
+        outcomes[name] = {"results": [p["value"] for p in per], "comm": [p["comm"] for p in per],
+                          "seconds": seconds, "startup_s": self.startup_s}
+        return False
+
+    def _fail(self, k: int, outcomes: dict[str, Any], kind: str, slots: list) -> int:
+        """Check k cannot finish: describe every rank, stop them all; the next start runs check k + 1."""
+        if self.retry_start and any(s[1] == _STARTING for s in slots):  # init failed (a port taken meanwhile?)
+            self.start_failed = True
+            return self.first
+        stacks = self._stacks() if kind != "crashed" else {}
+        name = self.checks[min(k, len(self.checks) - 1)][0]
+        lines: dict[int, str] = {}
+        for r in range(self.world):
+            k_r, state, _, call, where = slots[r]
+            done = self._load(k, r)
+            if r in self.exit:
+                lines[r] = f"rank {r} died ({self.exit[r]}) {_last_output(self.dir / f'rank{r}.log')}"
+            elif done is not None and "raised" in done:
+                lines[r] = _raised_line(r, done["raised"]) + " (then waited for the others)"
+            elif k_r > k or state in (_CHECK_DONE, _FINISHED):
+                lines[r] = f"rank {r} returned from the check and waits for the other ranks"
+            elif state == _IN_CALL:
+                lines[r] = f"rank {r} waiting in {call}" + (f" at {where}" if where else "")
+            else:
+                lines[r] = f"rank {r} {_STATE_WORDS[state]} at {stacks.get(r) or where or '(no line of yours)'}"
+        head = {
+            "deadlock": f"deadlock: every rank is waiting ({self.stall_s:g} s without progress)",
+            "timeout": "timeout: the ranks did not finish within the run's time limit",
+            "crashed": "a rank died",
+        }[kind]
+        advice = {
+            "deadlock": "a blocking send waits until its matching recv is posted (gloo, any size): order the calls "
+                        "so that every send meets a recv (isend/irecv, or alternate send/recv by rank parity), and "
+                        "every rank makes the same sequence of matching calls",
+            "timeout": "an endless loop, or work far too slow for the sizes tested?",
+            "crashed": "do not call sys.exit/os._exit; stay within the memory limit",
+        }[kind]
+        all_sends = kind == "deadlock" and all(slots[r][1] == _IN_CALL and slots[r][3].startswith("send(")
+                                                for r in range(self.world))
+        if all_sends:
+            head = "deadlock: every rank sent before it received (gloo's send blocks until the recv is posted)"
+        outcomes[name] = {"failure": {"message": f"{name} on {self.world} ranks: {head}\n"
+                                      + "\n".join(lines.values()) + f"\n{advice}",
+                                      "per_rank": lines, "kind": kind}}
+        return k + 1
+
+    def _stacks(self) -> dict[int, str]:
+        """The line each rank is running (faulthandler's dump on SIGUSR1), before they are killed."""
+        for r, pid in enumerate(self.pids):
+            if r not in self.exit:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGUSR1)
+        time.sleep(KILL_GRACE_S)
+        return {r: _dumped_line(self.dir / f"rank{r}.log") for r in range(self.world)}
+
+
+def _cpu_ns(pid: int) -> tuple[int, int]:
+    """(on-CPU ns, runnable-waiting ns) of the process's main thread: both still while it sleeps in a wait."""
+    try:
+        run, wait, _ = Path(f"/proc/{pid}/schedstat").read_text().split()
+        return int(run) // 1_000_000, int(wait) // 1_000_000  # ms: a blocked thread's tiny wake-ups do not count
+    except (OSError, ValueError):
+        return (0, 0)
+
+
+def _raised_line(rank: int, raised: dict[str, str]) -> str:
+    where = f" at {raised['where']}" if raised.get("where") else ""
+    return f"rank {rank} raised {raised['type']}: {raised['message']}{where}"
+
+
+def _last_output(log: Path) -> str:
+    with contextlib.suppress(OSError):
+        lines = [x for x in log.read_text(errors="replace").splitlines() if x.strip()]
+        if lines:
+            return f"; its last line: {lines[-1].strip()[:300]}"
+    return "; it printed nothing"
+
+
+_FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
+
+
+def _dumped_line(log: Path) -> str:
+    with contextlib.suppress(OSError):
+        text = log.read_text(errors="replace")
+        block = text[text.rfind("most recent call first"):]
+        frames = [(m[1], int(m[2]), m[3]) for m in _FRAME.finditer(block)]
+        return _pick_line([(f, n) for f, n, _ in frames])
+    return ""
+
+
+# ---------------------------------------------------------------- the children
+
+
+@dataclass
+class _ChildState:
+    rank: int = -1
+    page: Any = None
+    depth: int = 0  # inside a logged call
+    quiet: int = 0  # inside uncounted() or the grader's barrier
+    calls: int = 0
+    log: list = field(default_factory=list)
+    rules: dict = field(default_factory=dict)
+
+
+_CHILD = _ChildState()
+_THIS = Path(__file__).resolve()
+
+
+def _set_slot(k: int | None = None, state: int | None = None, call: str | None = None,
+              where: str | None = None) -> None:
+    off = _CHILD.rank * _SLOT.size
+    k0, s0, _, c0, w0 = _SLOT.unpack_from(_CHILD.page, off)
+    _SLOT.pack_into(_CHILD.page, off, k0 if k is None else k, s0 if state is None else state, _CHILD.calls,
+                    c0 if call is None else call.encode()[:119], w0 if where is None else where.encode()[:199])
+
+
+def _pick_line(frames: list[tuple[str, int]]) -> str:
+    """The innermost frame of the learner's code (the target), else the innermost outside torch and this module."""
+    from grader.grading.target import target_root
+
+    root = str(target_root())
+    mine = [f for f in frames if f[0].startswith(root)]
+    others = [f for f in frames if "/torch/" not in f[0] and Path(f[0]).resolve() != _THIS
+              and "/threading.py" not in f[0]]
+    for path, line in mine[:1] or others[:1]:
+        text = linecache.getline(path, line).strip()
+        return f"{Path(path).name}:{line}" + (f" `{text[:120]}`" if text else "")
+    return ""
+
+
+def _caller_line() -> str:
+    stack = traceback.extract_stack()  # this module's frames are skipped by _pick_line
+    return _pick_line([(f.filename, f.lineno or 0) for f in reversed(stack)])
+
+
+def _nbytes(args: tuple, kwargs: dict) -> int:
+    import torch
+
+    total = 0
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            total += a.numel() * a.element_size()
+        elif isinstance(a, list | tuple):
+            total += sum(t.numel() * t.element_size() for t in a if isinstance(t, torch.Tensor))
+    return total
+
+
+def _peer(name: str, args: tuple, kwargs: dict) -> str:
+    key = "dst" if name in ("send", "isend") else "src" if name in ("recv", "irecv") else None
+    if key is None:
+        return ""
+    peer = kwargs.get(key, args[1] if len(args) > 1 else None)
+    return f"{key}={peer}, "
+
+
+def _wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _CHILD.quiet:  # the grader's own calls (uncounted(), the barrier between checks)
+            return fn(*args, **kwargs)
+        if name in _CHILD.rules:  # at any depth: all_gather_into_tensor reaches all_gather_single
+            raise RuntimeError(f"torch.distributed.{name} is refused here: {_CHILD.rules[name]}")
+        if _CHILD.depth:  # inside another logged call: counted there
+            return fn(*args, **kwargs)
+        nbytes = _nbytes(args, kwargs)
+        _CHILD.log.append((name, nbytes))
+        _CHILD.calls += 1
+        blocking = name in _BLOCKING
+        if blocking:
+            _set_slot(state=_IN_CALL, call=f"{name}({_peer(name, args, kwargs)}{nbytes} B)", where=_caller_line())
+        _CHILD.depth += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _CHILD.depth -= 1
+            _CHILD.calls += 1
+            if blocking:
+                _set_slot(state=_RUNNING)
+
+    return wrapper
+
+
+def _wrap_wait(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wait(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _CHILD.depth or _CHILD.quiet:
+            return fn(self, *args, **kwargs)
+        _CHILD.calls += 1
+        _set_slot(state=_IN_CALL, call="Work.wait() of an isend/irecv", where=_caller_line())
+        try:
+            return fn(self, *args, **kwargs)
+        finally:
+            _CHILD.calls += 1
+            _set_slot(state=_RUNNING)
+
+    return wait
+
+
+def _install_log() -> Callable[[], None]:
+    """Wrap every logged function once, in both namespaces; the unwrapped barrier (the grader's own)."""
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d as c10d
+
+    barrier = c10d.barrier
+    for name in (*P2P, *COLLECTIVES):
+        fn = getattr(c10d, name, None) or getattr(dist, name, None)
+        if fn is None:
+            continue
+        w = _wrap(name, fn)
+        for mod in (dist, c10d):
+            if hasattr(mod, name):
+                setattr(mod, name, w)
+    c10d.Work.wait = _wrap_wait(c10d.Work.wait)
+    return barrier
+
+
+def _child_main(group: _Group, rank: int, port: int) -> None:
+    code = 0
+    try:
+        _child_setup(group, rank)
+        _child_run(group, rank, port)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+        code = 3
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _child_setup(group: _Group, rank: int) -> None:
+    from grader.grading import boundary
+
+    boundary._in_worker = True  # the learner's calls run here, in this process (never another fork)
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the parent
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the ranks
+    log = os.open(group.dir / f"rank{rank}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for fd in (1, 2):
+        os.dup2(log, fd)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
+    sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", buffering=0), write_through=True)
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=False)
+    _CHILD.rank, _CHILD.page, _CHILD.rules = rank, group.page, group.rules
+    _CHILD.depth, _CHILD.quiet, _CHILD.calls, _CHILD.log = 0, 0, 0, []
+
+
+def _child_run(group: _Group, rank: int, port: int) -> None:
+    import torch
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    store = dist.TCPStore("127.0.0.1", port, group.world, is_master=rank == 0, timeout=timedelta(seconds=30))
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=group.world,
+                            timeout=timedelta(seconds=max(30.0, group.deadline - time.monotonic() + 5)))
+    barrier = _install_log()
+    for k in range(group.first, len(group.checks)):
+        name, check = group.checks[k]
+        _CHILD.log = []
+        _set_slot(k=k, state=_RUNNING, call="", where="")
+        try:
+            payload: dict[str, Any] = {"value": check(rank, group.world, *group.args, **group.kwargs)}
+        except BaseException as exc:  # every exception of a check is reported, the next check still runs
+            payload = {"raised": _describe(exc)}
+        payload["comm"] = list(_CHILD.log)
+        _save(payload, group.dir / f"{k}.{rank}.pt")
+        _set_slot(state=_CHECK_DONE)
+        _CHILD.quiet += 1  # the grader's barrier: not logged
+        barrier()
+        _CHILD.quiet -= 1
+    _set_slot(k=len(group.checks), state=_FINISHED)
+    dist.destroy_process_group()
+
+
+def _save(payload: dict[str, Any], path: Path) -> None:
+    import torch
+
+    tmp = path.with_suffix(".tmp")
+    try:
+        torch.save(payload, tmp)
+    except Exception as exc:
+        torch.save({"raised": {"type": "Unsendable", "where": "",
+                               "message": f"the check returned something torch.save cannot write: {exc}"},
+                    "comm": payload["comm"]}, tmp)
+    os.replace(tmp, path)
+
+
+def _describe(exc: BaseException) -> dict[str, str]:
+    frames = [(f.filename, f.lineno or 0) for f in reversed(traceback.extract_tb(exc.__traceback__))]
+    text = str(exc).strip()
+    return {"type": type(exc).__name__, "message": text[:2000], "where": _pick_line(frames)}

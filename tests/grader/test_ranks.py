@@ -1,0 +1,209 @@
+"""The multi-process harness (grader/kit/ranks.py): ranks forked on gloo, results, counted calls, verdicts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from grader.grading import boundary
+from grader.grading.target import REPO_ROOT
+from grader.kit import RankFailure, run_ranks, uncounted
+
+# ---- per-rank checks (module level: the ranks call them after the fork; batch grading pickles them by name)
+
+
+def ring_shift(rank: int, world_size: int, n: int) -> dict:
+    x = torch.full((n,), float(rank + 1), dtype=torch.float64)
+    buf = torch.empty_like(x)
+    req = dist.isend(x, (rank + 1) % world_size)
+    dist.recv(buf, (rank - 1) % world_size)
+    req.wait()
+    with uncounted():  # the grader's reference: neither logged nor refused
+        total = x.clone()
+        dist.all_reduce(total)
+    return {"left": buf, "total": total, "same_wrapper": dist.isend is dist.distributed_c10d.isend}
+
+
+def naive_ring(rank: int, world_size: int, n: int) -> torch.Tensor:
+    x, buf = torch.ones(n), torch.empty(n)
+    dist.send(x, (rank + 1) % world_size)  # every rank sends first: gloo's send waits for the recv
+    dist.recv(buf, (rank - 1) % world_size)
+    return buf
+
+
+def uses_all_reduce(rank: int, world_size: int) -> torch.Tensor:
+    x = torch.ones(3)
+    dist.all_reduce(x)
+    return x
+
+
+def uses_all_gather_into_tensor(rank: int, world_size: int) -> torch.Tensor:
+    out = torch.empty(world_size)
+    dist.all_gather_into_tensor(out, torch.ones(1))
+    return out
+
+
+def rank1_raises(rank: int, world_size: int, *args: object) -> int:
+    if rank == 1:
+        raise ValueError("tensor must be 1-D")
+    return rank
+
+
+def rank2_dies(rank: int, world_size: int) -> int:
+    if rank == world_size - 1:
+        print("about to leave")
+        os._exit(7)
+    buf = torch.empty(1)
+    dist.recv(buf, world_size - 1)
+    return rank
+
+
+def spins(rank: int, world_size: int) -> int:
+    while True:
+        pass
+
+
+def batched(rank: int, world_size: int) -> torch.Tensor:
+    x, buf = torch.full((4,), float(rank)), torch.empty(4)
+    ops = [dist.P2POp(dist.isend, x, (rank + 1) % world_size), dist.P2POp(dist.irecv, buf, (rank - 1) % world_size)]
+    for work in dist.batch_isend_irecv(ops):
+        work.wait()
+    return buf
+
+
+def pid(rank: int, world_size: int) -> int:
+    return os.getpid()
+
+
+# ---- tests
+
+
+@pytest.mark.parametrize("world_size", [2, 3, 4])
+def test_results_come_back_and_every_call_is_counted(world_size):
+    t = time.monotonic()
+    run = run_ranks(ring_shift, world_size, 5, refuse=("all_reduce",))
+    print(f"P={world_size}: fork + init {run.startup_s:.3f} s, whole run {time.monotonic() - t:.3f} s")
+    for r in range(world_size):
+        left = float((r - 1) % world_size + 1)
+        assert torch.equal(run.results[r]["left"], torch.full((5,), left, dtype=torch.float64))
+        assert torch.equal(run.results[r]["total"], torch.full((5,), world_size * (world_size + 1) / 2,
+                                                              dtype=torch.float64))
+        assert run.results[r]["same_wrapper"], "one wrapper object per function in both namespaces"
+        assert run.comm[r] == [("isend", 40), ("recv", 40)], "the uncounted all_reduce is not logged"
+        assert run.sent_bytes(r) == 40
+
+
+def test_batch_isend_irecv_works_under_the_log():
+    run = run_ranks(batched, 3)
+    assert [int(t[0]) for t in run.results] == [2, 0, 1]
+    assert all(c == [("isend", 16), ("irecv", 16)] for c in run.comm)
+
+
+def test_a_refused_call_names_the_call_and_the_rule():
+    with pytest.raises(RankFailure, match=r"(?s)all_reduce is refused here: .*point-to-point"):
+        run_ranks(uses_all_reduce, 2, refuse=("all_reduce",))
+    # all_gather_into_tensor reaches all_gather_single through the module's globals: refused at any depth
+    with pytest.raises(RankFailure, match="all_gather_single is refused here: no"):
+        run_ranks(uses_all_gather_into_tensor, 2, refuse={"all_gather_single": "no"})
+    assert run_ranks(uses_all_gather_into_tensor, 2).comm[0] == [("all_gather_into_tensor", 12)], "outermost only"
+
+
+def test_a_naive_ring_is_a_deadlock_verdict_within_seconds():
+    t = time.monotonic()
+    with pytest.raises(RankFailure) as info:
+        run_ranks(naive_ring, 3, 1000)
+    took = time.monotonic() - t
+    print(f"deadlock verdict after {took:.2f} s")
+    assert took < 10
+    text = str(info.value)
+    assert info.value.kind == "deadlock" and "every rank sent before it received" in text
+    assert "rank 1 waiting in send(dst=2, 4000 B) at test_ranks.py" in text and "dist.send(x" in text
+
+
+def test_an_exception_names_its_rank_and_line_and_costs_only_its_check():
+    runs = run_ranks({"raises": rank1_raises, "deadlocks": naive_ring, "after": ring_shift}, 3, 7)
+    assert set(runs.failures) == {"raises", "deadlocks"}
+    assert runs.starts == 2, "a deadlock restarts the processes for the checks after it, an exception does not"
+    with pytest.raises(RankFailure, match=r"rank\(s\) 1 raised:\nrank 1 raised ValueError: tensor must be 1-D at "
+                                          r"test_ranks.py:\d+ `raise ValueError"):
+        runs["raises"]
+    assert runs["after"].sent_bytes(0) == 56
+
+
+def test_a_dead_rank_is_named_with_its_last_line():
+    with pytest.raises(RankFailure) as info:
+        run_ranks(rank2_dies, 3)
+    assert info.value.kind == "crashed"
+    assert "rank 2 died (exit status 7) ; its last line: about to leave" in str(info.value)
+
+
+def test_the_timeout_kills_every_child():
+    t = time.monotonic()
+    runs = run_ranks({"spins": spins, "never": pid}, 2, timeout_s=2.0)
+    assert time.monotonic() - t < 6
+    with pytest.raises(RankFailure, match=r"(?s)timeout: .*rank 0 running at test_ranks.py:\d+ `(while True:|pass)`"):
+        runs["spins"]
+    assert runs.failures["never"].kind == "not run"
+    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+    if children.exists():
+        assert children.read_text().split() == [], "no child left behind"
+
+
+def test_world_size_outside_2_to_4_is_refused():
+    with pytest.raises(ValueError, match="world_size"):
+        run_ranks(pid, 5)
+
+
+# ---- batch grading: the ranks fork from the worker, and loopback TCP works inside bwrap's network namespace
+
+_IN_BATCH = """
+import os, sys
+sys.path.insert(0, {tests!r})
+from grader.grading import boundary
+from grader.kit import run_ranks
+import test_ranks as t
+assert boundary.enabled()
+run = run_ranks(t.ring_shift, 3, 5, refuse=("all_reduce",))
+assert [c for c in run.comm] == [[("isend", 40), ("recv", 40)]] * 3, run.comm
+pids = run_ranks(t.pid, 2).results
+assert os.getpid() not in pids and len(set(pids)) == 2
+try:
+    run_ranks(t.naive_ring, 2, 10)
+except AssertionError as e:
+    assert "deadlock" in str(e), e
+print("OK", run.startup_s)
+"""
+
+
+def _judge(prefix: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, boundary.ISOLATE_ENV: "1", boundary.CALL_TIMEOUT_ENV: "30", "PYTHONPATH": str(REPO_ROOT)}
+    code = _IN_BATCH.format(tests=str(Path(__file__).parent))
+    return subprocess.run([*prefix, sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=180, cwd=REPO_ROOT)
+
+
+def test_in_batch_grading_the_ranks_fork_from_the_worker():
+    proc = _judge([])
+    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
+
+
+def test_loopback_tcp_works_inside_the_sandbox_network_namespace():
+    if shutil.which("bwrap") is None:
+        pytest.skip("bwrap is not installed: batch grading's sandbox cannot be tried here")
+    from grader.instructor import sandbox
+
+    base = sandbox._bwrap_base(Path(sys.executable), None)
+    if subprocess.run([*base, "--", "true"], capture_output=True).returncode != 0:
+        pytest.skip("bwrap cannot start here (no user namespaces?)")
+    python_home = [] if sys.base_prefix.startswith("/usr") else ["--ro-bind", sys.base_prefix, sys.base_prefix]
+    prefix = [*base, *python_home, "--ro-bind", str(REPO_ROOT), str(REPO_ROOT), "--chdir", str(REPO_ROOT), "--"]
+    proc = _judge(prefix)
+    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
