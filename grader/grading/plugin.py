@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, settings
 from grader.grading import boundary, failures, harness, target, timeout
 from grader.grading.command import CASE_OPTION, EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION
 from grader.grading.results import Status, TestResult, Tier
-from grader.kernels import perf
+from grader.kernels import cuda, perf
 from grader.kit.marks import MARK as GRADE_MARK
 from grader.kit.marks import MARK_HELP
 
@@ -283,6 +283,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         return report
     if call.when == "call" or (call.when == "setup" and not report.passed):
         result = _gate(item.session, _with_traffic(_classify(item, report, call)))
+        if call.when == "call" and (ran_on := cuda.take_executors()):  # .cu kernels: on a GPU or the CPU executor
+            result = dataclasses.replace(result, executor=ran_on)
         item.stash[_RESULTS] = result
         item.session.stash.setdefault(_SEEN, []).append(result)
     return report

@@ -49,6 +49,7 @@ class TestResult:
     kind: str = ""  # how a failed test failed (plugin.FailureKind): nan, out_of_bounds, values, traffic, ...
     output: str = ""  # what the learner's code printed during a failed test (trimmed)
     validation: bool = False  # a bad-argument test (@grade(..., validation=True)): gated like efficiency
+    executor: str = ""  # what ran the test's CUDA C++ kernels: "GPU" or the CPU executor ("" for none)
 
     @property
     def max_score(self) -> float:

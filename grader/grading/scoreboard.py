@@ -75,6 +75,9 @@ def _unit_table(unit: str, results: list[TestResult], verbose: bool) -> Table:
             if problem.output:
                 detail.append("\nyour prints:\n" + "\n".join(problem.output.splitlines()[-PRINTS_SHOWN:]),
                               style="dim italic")
+        ran_on = ", ".join(dict.fromkeys(r.executor for r in rs if r.executor))
+        if ran_on:  # which executor ran the .cu kernels (a GPU, or the CPU executor where none is lent)
+            detail.append(("\n" if detail else "") + f"ran on: {ran_on}", style="dim")
         s, m = totals(rs)
         points = _points(s, m) if status is not Status.PENDING_GPU else f"–/{sum(r.points for r in rs):g}"
         table.add_row(exercise, str(tier), points, Text(label, style=style), detail)

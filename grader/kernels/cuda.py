@@ -264,6 +264,48 @@ def require_device() -> None:
         )
 
 
+def kernel_device() -> str:
+    """Where a .cu correctness test runs its kernels: ``"cuda"`` on a GPU, else ``"cpu"`` (the CPU executor).
+
+    Without a GPU nor the executor's compiler (g++ on x86-64 Linux) the test is "pending GPU".
+    """
+    import pytest
+
+    from grader.kernels import cuda_cpu, perf
+
+    device = "cuda" if perf.gpu_available() and not perf.dry_run() else "cpu"
+    if device == "cpu" and not cuda_cpu.available():
+        pytest.skip(f"{perf.PENDING_GPU}: this test runs the CUDA C++ kernel on a GPU, or on the CPU executor, "
+                    "which needs g++ on x86-64 Linux; its NVRTC checks ran here")
+    _executors.append(GPU_EXECUTOR if device == "cuda" else cuda_cpu.EXECUTOR)
+    return device
+
+
+GPU_EXECUTOR = "GPU"
+_executors: list[str] = []  # what ran this test's .cu kernels (the plugin takes it for the scoreboard)
+
+
+def take_executors() -> str:
+    """The executors the current test's .cu kernels ran on ("" if none), and forget them."""
+    names = ", ".join(dict.fromkeys(_executors))
+    _executors.clear()
+    return names
+
+
+def run_kernel(source: CudaSource, name: str, grid: tuple[int, ...], block: tuple[int, ...],
+               args: Sequence[object], *, device: str) -> None:
+    """Launch kernel ``name`` of ``source`` on ``device`` (from :func:`kernel_device`): compiled by NVRTC
+    for this GPU, or by g++ for the CPU executor (tensors in ``args`` get the kernel's writes either way)."""
+    if device == "cuda":
+        launch(source.compile(arch=device_arch()), name, grid, block, args)
+        return
+    from grader.kernels import cuda_cpu
+
+    names = re.findall(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(', source.text)
+    runner = cuda_cpu.compile_cpu(source.text, source.label, sorted({*names, name}))
+    cuda_cpu.launch(runner, name, grid, block, args)
+
+
 def device_arch() -> str:
     """``sm_90`` for the current CUDA device."""
     import torch

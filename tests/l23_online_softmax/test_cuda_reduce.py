@@ -3,8 +3,9 @@
 block_sum runs in numba's CUDA simulator: its result, and its shared-memory traffic traced request
 by request (bank conflicts, and how many warp requests the tree takes: sequential addressing keeps
 the active threads in as few warps as possible). The .cu kernels are compiled by NVRTC here (the
-efficiency tier reads ptxas' report and the PTX) and run only on a GPU (correctness there; pending
-GPU elsewhere).
+efficiency tier reads ptxas' report and the PTX); their correctness tests run them on a GPU, or on the
+CPU executor where none is lent (grader.kernels.cuda_cpu: g++, the block's threads as fibers, out-of-bounds
+accesses, divergent barriers and races reported with the line).
 """
 
 from __future__ import annotations
@@ -132,10 +133,18 @@ def _require_gpu_kernels(*functions: str) -> None:
     cuda.load_cu(UNIT, block_sum_shfl.module).require_done(*functions)
 
 
+def _kernels_device(*functions: str) -> str:
+    """Where the correctness tests run the kernels ("cuda", else "cpu": the CPU executor); no TODO left."""
+    device = cuda.kernel_device()
+    cuda.load_cu(UNIT, block_sum_shfl.module).require_done(*functions)
+    return device
+
+
 def launch_on_device(kernel: str, grid: tuple[int, ...], block: tuple[int, ...], args: list, *, device: str) -> None:
-    """Compile the learner's .cu for this GPU and launch ``kernel``; where the learner's code runs."""
-    compiled = cuda.load_cu(UNIT, block_sum_shfl.module).compile(arch=cuda.device_arch())
-    cuda.launch(compiled, kernel, grid, block, [a.to(device) if isinstance(a, torch.Tensor) else a for a in args])
+    """Compile the learner's .cu for ``device`` (this GPU, or the CPU executor) and launch ``kernel`` there."""
+    source = cuda.load_cu(UNIT, block_sum_shfl.module)
+    cuda.run_kernel(source, kernel, grid, block, [a.to(device) if isinstance(a, torch.Tensor) else a for a in args],
+                    device=device)
 
 
 def run_block_sum(n: int, grid: int, block: int, *, device: str) -> torch.Tensor:
@@ -149,10 +158,10 @@ def run_block_sum(n: int, grid: int, block: int, *, device: str) -> torch.Tensor
 @grade(block_sum_shfl, "correctness", points=3,
        hint="Does warp 0 read a warp total that no warp wrote when blockDim.x < 1024?")
 @pytest.mark.parametrize("n, grid, block", [(1, 1, 32), (1000, 3, 256), (1 << 20, 120, 1024)])
-def test_block_sum_shfl_on_gpu(n, grid, block):
-    """On a GPU: the partials add up to the sum (fp64 reference), for several grid and block sizes."""
-    _require_gpu_kernels("warp_sum", "block_sum_shfl")
-    partials = on_device(run_block_sum, n, grid, block, device="cuda")
+def test_block_sum_shfl_sums(n, grid, block):
+    """On a GPU or the CPU executor: the partials add up to the sum (fp64 reference), several grid and block sizes."""
+    device = _kernels_device("warp_sum", "block_sum_shfl")
+    partials = on_device(run_block_sum, n, grid, block, device=device)
     x = torch.from_numpy(values(n, seed=n))
     assert partials.shape == (grid,), f"block_sum_shfl: {tuple(partials.shape)} partials, expected {grid}"
     total = partials.double().sum()
@@ -179,12 +188,12 @@ def run_row_stats(n_cols: int, *, device: str) -> tuple[torch.Tensor, torch.Tens
 
 @grade(softmax_row_stats, "correctness", points=3,
        hint="A lane that saw only -inf, or no column at all, holds (-inf, 0): what does your merge do with it?")
-def test_row_stats_on_gpu():
-    """On a GPU: (m, d) of rows of 1, 5, 33, 1000 columns, large logits and -inf entries, vs fp64."""
-    _require_gpu_kernels("warp_merge_md", "softmax_row_stats")
+def test_row_stats_values():
+    """On a GPU or the CPU executor: (m, d) of rows of 1, 5, 33, 1000 columns, large logits and -inf, vs fp64."""
+    device = _kernels_device("warp_merge_md", "softmax_row_stats")
     for n_cols in (1, 5, 33, 1000):
         x = row_stats_input(n_cols)
-        m, d = on_device(run_row_stats, n_cols, device="cuda")
+        m, d = on_device(run_row_stats, n_cols, device=device)
         want_m = x.double().amax(dim=1)
         want_d = torch.exp(x.double() - want_m[:, None]).sum(dim=1)
         assert_close(m, want_m, dtype=torch.float32, what=f"softmax_row_stats m ({n_cols} columns)")

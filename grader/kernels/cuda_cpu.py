@@ -1,0 +1,285 @@
+"""CUDA C++ kernels run on the CPU, for correctness: the learner's .cu compiled unchanged by g++.
+
+Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here instead of waiting for one
+("pending GPU"): same inputs, same checks. How (files in ``grader/kernels/cuda_cpu/``):
+
+* ``dripstone_cuda.h``, force-included (``g++ -x c++ -include``) before the learner's file, provides the
+  execution model: ``__global__``/``__device__``, ``dim3``, ``threadIdx``/``blockIdx``/``blockDim``/
+  ``gridDim``, ``__shared__`` (one static copy per block, poisoned with 0xff bytes, NaN for floats,
+  before each block), ``__syncthreads()``, the warp primitives (``__shfl*_sync``, ``__ballot_sync``,
+  ``__syncwarp``, ``__activemask``), atomics, the math intrinsics, ``__half``/``__nv_bfloat16``.
+* ``runtime.cpp`` runs one launch per process: the threads of a block are fibers that switch only at
+  barriers and warp primitives, one block at a time, deterministically. The grid runs twice, threads
+  in order then in reverse order: a result that depends on the order is a race (a missing barrier).
+  Global buffers have their exact size against PROT_NONE guard pages (the end in the first run, the
+  start in the second), static shared arrays are bounds-checked (``-fsanitize=bounds``), so an access
+  outside either faults with the kernel's line. A barrier or warp primitive that not every thread
+  reaches is reported as divergence; a kernel that never returns is stopped by the per-call limit.
+
+What it cannot check, and says so: timing, occupancy, real bank conflicts, the GPU's memory model beyond
+barriers (fences, volatile, warp-synchronous code without ``__syncwarp``), fast-math intrinsics'
+GPU error (``__expf`` is ``expf`` here) and FMA contraction. ``gpu_perf`` tests stay GPU-only, and on a
+GPU the kernels run there as before. Compiled runners are cached per source hash under
+``~/.cache/dripstone/cuda_cpu`` (``$DRIPSTONE_CUDA_CPU_CACHE`` overrides): ~2 s the first time, then
+only the launch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import os
+import platform
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from grader.grading.target import SubmissionError
+
+HERE = Path(__file__).with_name("cuda_cpu")
+HEADER = HERE / "dripstone_cuda.h"
+RUNTIME = HERE / "runtime.cpp"
+CACHE_ENV = "DRIPSTONE_CUDA_CPU_CACHE"
+EXECUTOR = "CPU executor (g++ fibers)"  # what the scoreboard names when a .cu kernel ran here
+CXX = "g++"
+FLAGS = ("-std=c++17", "-g", "-O2", "-ffp-contract=off", "-fsanitize=bounds", "-fno-sanitize-recover=all",
+         "-no-pie", "-w")
+SCHEDULES = 2  # thread orders per launch: 0, 1, ... then ..., 1, 0
+DEFAULT_LIMIT_S = 30
+
+
+class CudaFault(AssertionError):
+    """The kernel faulted on the CPU executor: out of bounds, divergence, a race, a trap, a timeout."""
+
+
+class CpuCompileError(SubmissionError):
+    """g++ rejected the learner's .cu file (with the executor's header)."""
+
+
+def available() -> bool:
+    """g++ on an x86-64 Linux machine: what the executor's fibers and guard pages are written for."""
+    return shutil.which(CXX) is not None and platform.machine() in ("x86_64", "AMD64") and os.name == "posix"
+
+
+def cache_root() -> Path:
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dripstone" / "cuda_cpu"
+
+
+def _digest(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else p.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def _executor_digest() -> str:
+    files = sorted(HERE.iterdir())
+    return _digest(*(f.read_bytes() for f in files), *FLAGS)
+
+
+@contextlib.contextmanager
+def _fresh_dir(final: Path) -> Iterator[Path]:
+    """A temporary folder beside ``final`` that becomes it on success (atomic for concurrent graders)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=final.name + ".", dir=final.parent))
+    try:
+        yield tmp
+        with contextlib.suppress(OSError):  # another process built the same thing first
+            tmp.rename(final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _runtime_object() -> Path:
+    """runtime.cpp compiled once per executor version."""
+    final = cache_root() / f"runtime-{_executor_digest()}"
+    if not (final / "runtime.o").is_file():
+        with _fresh_dir(final) as tmp:
+            cmd = [CXX, *FLAGS, "-I", str(HERE), "-c", str(RUNTIME), "-o", str(tmp / "runtime.o")]
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            if done.returncode:
+                raise RuntimeError(f"the CPU executor's runtime does not compile:\n{done.stderr}")
+    return final / "runtime.o"
+
+
+
+class Runner:
+    """A learner's .cu compiled with the executor into one executable per (source, kernels)."""
+
+    def __init__(self, path: Path, source_path: Path, label: str, text: str) -> None:
+        self.path, self.source_path, self.label, self.lines = path, source_path, label, text.splitlines()
+
+    def line_text(self, line: int) -> str:
+        return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+
+    def at(self, line: int) -> str:
+        """``file.cu line 12 (`v += x[i];`)``."""
+        text = self.line_text(line)
+        return f"{self.label} line {line}" + (f" (`{text}`)" if text else "")
+
+    def lines_of_pc(self, pc: int) -> list[int]:
+        """The learner's lines at a program counter, innermost first (inlined frames included)."""
+        done = subprocess.run(["addr2line", "-i", "-e", str(self.path), hex(pc)], capture_output=True, text=True,
+                              timeout=60)
+        out = []
+        for row in done.stdout.splitlines():
+            file, _, line = row.rpartition(":")
+            m = re.match(r"\d+", line)
+            if m and Path(file).name == self.source_path.name:
+                out.append(int(m.group()))
+        return out
+
+
+def compile_cpu(text: str, label: str, kernels: Sequence[str]) -> Runner:
+    """Compile a .cu source for the CPU executor (cached by hash); CpuCompileError names the line."""
+    name = Path(label).name
+    final = cache_root() / _digest(_executor_digest(), text, label, *sorted(kernels))
+    if not (final / "runner").is_file():
+        runtime = _runtime_object()
+        with _fresh_dir(final) as tmp:
+            (tmp / name).write_text(text)
+            regs = "".join(f'static bool dripstone_k{i} = dripstone::add("{k}", &{k});\n'
+                           for i, k in enumerate(kernels))
+            (tmp / "launch.cpp").write_text(f'#include "{name}"\n{regs}')
+            cmd = [CXX, *FLAGS, "-I", str(HERE), "-include", str(HEADER), "-x", "c++", "launch.cpp", "-x", "none",
+                   str(runtime), "-o", "runner"]
+            done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
+            if done.returncode:
+                raise CpuCompileError(_compile_error(done.stderr, name, label, text, kernels))
+    final_source = final / name
+    return Runner(final / "runner", final_source, label, text)
+
+
+def _compile_error(log: str, name: str, label: str, text: str, kernels: Sequence[str]) -> str:
+    log = log.replace(name, label)
+    lines = text.splitlines()
+    m = re.search(rf"^{re.escape(label)}:(\d+):\d+: error: (.*)$", log, flags=re.M)
+    if m is None:
+        missing = re.search(r"launch\.cpp:\d+:\d+: error: '(\w+)' was not declared", log)
+        if missing and missing.group(1) in kernels:
+            return (f"{label}: no kernel `{missing.group(1)}`: keep the stub's "
+                    f'`extern "C" __global__ void {missing.group(1)}(...)`')
+        return f"{label}: the CPU executor (g++) could not compile it:\n{log.strip()[-3000:]}"
+    lineno = int(m.group(1))
+    code = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+    return (f"{label} line {lineno}: compile error (g++, the CPU executor): {m.group(2).strip()}: `{code}`\n"
+            "If NVRTC compiles this line, the executor lacks a CUDA feature: say so in the course's issues.\n"
+            f"{log.strip()[-3000:]}")
+
+
+def _arg_kind(a: object) -> tuple[str, int, np.ndarray | None]:
+    import torch
+
+    if isinstance(a, torch.Tensor):
+        arr = a.detach().cpu().contiguous().numpy()
+        return "p", arr.nbytes, arr
+    if isinstance(a, np.ndarray):
+        arr = np.ascontiguousarray(a)
+        return "p", arr.nbytes, arr
+    if isinstance(a, bool | int | np.integer):
+        return "i", int(a) & (2**64 - 1), None
+    if isinstance(a, float | np.floating):
+        return "f", struct.unpack("<I", struct.pack("<f", float(a)))[0], None
+    raise TypeError(f"a kernel argument must be a tensor, an array, an int or a float, not {type(a).__name__}")
+
+
+def _limit_s() -> int:
+    from grader.grading import timeout
+
+    return math.ceil(timeout.limit_s()) or DEFAULT_LIMIT_S
+
+
+def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int], args: Sequence[object]) -> None:
+    """Run ``name`` on the CPU executor; tensor and array arguments get the kernel's writes, as on a GPU."""
+    g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
+    seconds = _limit_s()
+    kinds = [_arg_kind(a) for a in args]
+    with tempfile.TemporaryDirectory(prefix="dripstone-cu-") as d:
+        rows, buffers = [], []
+        for kind, value, arr in kinds:
+            rows.append(f"{kind} {value}")
+            if arr is not None:
+                arr.tofile(f"{d}/in{len(buffers)}.bin")
+                buffers.append(arr)
+        head = f"{name} {' '.join(map(str, g))} {' '.join(map(str, b))} {seconds} {SCHEDULES}"
+        Path(d, "request").write_text("\n".join([head, *rows]) + "\n")
+        try:
+            done = subprocess.run([str(runner.path), d], capture_output=True, text=True, timeout=seconds + 30)
+        except subprocess.TimeoutExpired as exc:
+            raise CudaFault(f"{name}<<<{g}, {b}>>> did not finish within {seconds} s on the CPU executor: "
+                            "an endless loop?") from exc
+        if done.returncode:
+            raise CudaFault(_fault_message(runner, name, g, b, done, buffers))
+        outs = iter(range(len(buffers)))
+        for a in args:
+            if _is_buffer(a):
+                _copy_back(a, Path(d, f"out{next(outs)}.bin"))
+
+
+def _is_buffer(a: object) -> bool:
+    import torch
+
+    return isinstance(a, torch.Tensor | np.ndarray)
+
+
+def _copy_back(a: object, path: Path) -> None:
+    import torch
+
+    if isinstance(a, torch.Tensor):
+        host = np.fromfile(path, dtype=a.detach().cpu().numpy().dtype).reshape(tuple(a.shape))
+        with torch.no_grad():
+            a.copy_(torch.from_numpy(host))
+    else:
+        host = np.fromfile(path, dtype=a.dtype).reshape(a.shape)
+        np.copyto(a, host)
+
+
+def _fault_message(runner: Runner, name: str, g: tuple, b: tuple, done: subprocess.CompletedProcess,
+                   buffers: list[np.ndarray]) -> str:
+    launch = f"{name}<<<grid {g}, block {b}>>>"
+    out, err = done.stdout, done.stderr
+    m = re.search(r"^FAULT (\w+) (pc=0x[0-9a-f]+|-?\d+) (.*)$", out, flags=re.M)
+    if m:
+        kind, where, msg = m.groups()
+        if where.startswith("pc="):
+            lines = runner.lines_of_pc(int(where[3:], 16))
+            place = runner.at(lines[0]) if lines else f"{runner.label} (line unknown)"
+        else:
+            place = runner.at(int(where)) if int(where) > 0 else runner.label
+        cause = {"memory": "out-of-bounds access", "timeout": "a kernel that never returns",
+                 "divergence": "divergence", "warp": "warp primitive misuse", "trap": "trap",
+                 "launcher": "launch", "resources": "resources", "deadlock": "deadlock"}.get(kind, kind)
+        return f"{launch} on the CPU executor: {cause} at {place}: {msg}"
+    m = re.search(r"^RACE (\d+) (\d+)$", out, flags=re.M)
+    if m:
+        return _race_message(runner, launch, int(m.group(1)), int(m.group(2)), buffers)
+    m = re.search(rf"{re.escape(runner.source_path.name)}:(\d+):\d+: runtime error: (.*)", err)
+    if m:
+        line = int(m.group(1))
+        return (f"{launch} on the CPU executor: out-of-bounds access at {runner.at(line)}: {m.group(2).strip()} "
+                "(a __shared__ or local array indexed past its size)")
+    return f"{launch} on the CPU executor failed (exit status {done.returncode}):\n{(out + err).strip()[-2000:]}"
+
+
+def _race_message(runner: Runner, launch: str, buffer: int, offset: int, buffers: list[np.ndarray]) -> str:
+    arr = buffers[buffer]
+    index = np.unravel_index(offset // max(arr.itemsize, 1), arr.shape) if arr.size else ()
+    barriers = sorted({i + 1 for i, t in enumerate(runner.lines) if "__syncthreads" in t and
+                       not t.strip().startswith("//")})
+    where = ", ".join(map(str, barriers)) if barriers else "none"
+    return (f"{launch} on the CPU executor: race: the result depends on the order in which the threads run "
+            f"(buffer argument #{buffer} differs at element {tuple(map(int, index))} between thread orders "
+            "0, 1, 2, ... and ..., 2, 1, 0): a thread reads shared memory that another thread writes, or "
+            "overwrites it while another still reads, with no __syncthreads() between them "
+            f"(__syncthreads() lines in {runner.label}: {where})")

@@ -1,0 +1,2 @@
+// Dripstone CPU executor: everything is in dripstone_cuda.h (force-included).
+#pragma once

@@ -1,0 +1,526 @@
+// Dripstone's CPU executor for CUDA C++: the scheduler and the launcher (see dripstone_cuda.h).
+//
+// One process runs one launch: `runner REQUEST_DIR`. REQUEST_DIR/request holds the kernel, the grid,
+// the block and the arguments; buffer i comes from in<i>.bin and goes back as out<i>.bin. Each block
+// runs as blockDim fibers that switch only at __syncthreads(), warp primitives and __syncwarp(), in
+// thread order 0, 1, ... (schedule 0), then the whole grid again from the same inputs in reverse
+// order (schedule 1): a kernel whose result depends on the order has a race (a missing barrier).
+// Global buffers sit against PROT_NONE guard pages (schedule 0: the end, schedule 1: the start), so
+// an access past either end faults; the SIGSEGV handler reports the instruction, the address and
+// the thread. Faults are lines "FAULT <kind> <line> <message>" on stdout; then exit status 3.
+#include <csignal>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#include <map>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "dripstone_cuda.h"
+
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+
+namespace ds {
+
+using Invoker = void (*)(void* fn, const unsigned long long* slots);
+struct Kernel {
+    void* fn;
+    Invoker invoke;
+    std::string signature;  // "pif": pointer, int, float, one letter per parameter
+};
+std::map<std::string, Kernel>& kernels() {
+    static std::map<std::string, Kernel> k;
+    return k;
+}
+
+enum State { READY, AT_BARRIER, AT_WARP, DONE };
+struct Fiber {
+    void* sp = nullptr;
+    char* stack = nullptr;
+    uint3 tid{};
+    State state = READY;
+    int line = 0;          // where it waits
+    int op = 0;            // warp op / barrier op
+    unsigned mask = 0;
+    unsigned long long value = 0, result = 0;
+    int arg = 0, width = 32;
+};
+
+constexpr size_t STACK = 256 * 1024;
+std::vector<Fiber> fibers;
+int current = -1;
+void* scheduler_sp = nullptr;
+const Kernel* running = nullptr;
+const unsigned long long* slots = nullptr;
+int schedule = 0;
+size_t page = 4096;
+
+[[noreturn]] void fault(const char* kind, int line, const char* fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    printf("FAULT %s %d %s\n", kind, line, msg);
+    fflush(stdout);
+    _exit(3);
+}
+
+std::string thread_name(int i) {
+    char b[128];
+    const uint3 t = fibers[i].tid;
+    snprintf(b, sizeof b, "thread (%u, %u, %u) of block (%u, %u, %u)", t.x, t.y, t.z, blockIdx.x, blockIdx.y,
+             blockIdx.z);
+    return b;
+}
+
+}  // namespace ds
+
+// ---- context switch (x86-64 SysV: callee-saved registers, MXCSR and the x87 control word) ---------
+extern "C" void ds_switch(void** save_sp, void* new_sp);
+extern "C" void ds_trampoline();
+asm(R"(
+.text
+.globl ds_switch
+.type ds_switch,@function
+ds_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+.size ds_switch, .-ds_switch
+.globl ds_trampoline
+.type ds_trampoline,@function
+ds_trampoline:
+    call *%r12
+    ud2
+.size ds_trampoline, .-ds_trampoline
+)");
+
+namespace ds {
+
+void yield_to_scheduler() {
+    Fiber& f = fibers[current];
+    ds_switch(&f.sp, scheduler_sp);
+}
+
+extern "C" void ds_fiber_main() {
+    running->invoke(running->fn, slots);
+    fibers[current].state = DONE;
+    yield_to_scheduler();
+    __builtin_trap();
+}
+
+void init_fiber(Fiber& f) {
+    if (!f.stack) {  // a guard page under each stack: an overflow faults instead of corrupting a neighbour
+        char* m = (char*)mmap(nullptr, STACK + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) fault("resources", 0, "cannot allocate fiber stacks (%zu threads)", fibers.size());
+        mprotect(m, page, PROT_NONE);
+        f.stack = m + page;
+    }
+    unsigned long long* top = (unsigned long long*)(f.stack + STACK);  // 16-aligned
+    top[-1] = (unsigned long long)&ds_trampoline;                     // ret address: rsp = top after ret
+    top[-2] = 0;                                                       // rbp
+    top[-3] = 0;                                                       // rbx
+    top[-4] = (unsigned long long)&ds_fiber_main;                      // r12
+    top[-5] = top[-6] = top[-7] = 0;                                   // r13..r15
+    top[-8] = 0x1f80ull | (0x037full << 32);                           // mxcsr, fpu control word
+    f.sp = &top[-8];
+    f.state = READY;
+}
+
+void run_fiber(int i) {
+    current = i;
+    threadIdx = fibers[i].tid;
+    ds_switch(&scheduler_sp, fibers[i].sp);
+    current = -1;
+}
+
+const char* op_name(int op) {
+    static const char* names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+                                  "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp"};
+    return names[op];
+}
+
+std::string where(int i) {
+    const Fiber& f = fibers[i];
+    char b[160];
+    if (f.state == DONE) return "has returned";
+    if (f.state == AT_BARRIER) snprintf(b, sizeof b, "waits at the __syncthreads() on line %d", f.line);
+    else snprintf(b, sizeof b, "waits at the %s on line %d", op_name(f.op), f.line);
+    return b;
+}
+
+int source_lane(const Fiber& f, int lane) {
+    const int w = f.width, base = lane / w * w;
+    switch (f.op) {
+        case DS_SHFL_IDX: return base + ((f.arg % w) + w) % w;
+        case DS_SHFL_UP: return lane - f.arg >= base ? lane - f.arg : lane;
+        case DS_SHFL_DOWN: return lane + f.arg < base + w ? lane + f.arg : lane;
+        case DS_SHFL_XOR: return (lane ^ f.arg) < base + w ? (lane ^ f.arg) : lane;
+        default: return lane;
+    }
+}
+
+// Release the lanes of warp `w` whose masks' lanes all wait at a warp primitive; true if any moved.
+bool resolve_warp(int w, int nthreads) {
+    const int first = w * 32, n = std::min(32, nthreads - first);
+    unsigned waiting = 0;
+    for (int l = 0; l < n; ++l)
+        if (fibers[first + l].state == AT_WARP) waiting |= 1u << l;
+    if (!waiting) return false;
+    bool moved = false;
+    for (int l = 0; l < n; ++l) {
+        Fiber& f = fibers[first + l];
+        if (f.state != AT_WARP || (f.mask & ~waiting)) continue;
+        unsigned long long r = 0;
+        if (f.op == DS_BALLOT || f.op == DS_ANY || f.op == DS_ALL) {
+            unsigned ballot = 0;
+            for (int k = 0; k < n; ++k)
+                if ((f.mask >> k & 1u) && fibers[first + k].value) ballot |= 1u << k;
+            r = f.op == DS_BALLOT ? ballot : f.op == DS_ANY ? ballot != 0 : (ballot & f.mask) == f.mask;
+        } else if (f.op != DS_SYNCWARP) {
+            const int src = source_lane(f, l);
+            if (!(f.mask >> src & 1u))
+                fault("warp", f.line,
+                      "%s: lane %d reads lane %d, which is not in the mask 0x%08x (%s): the result is undefined "
+                      "on a GPU; include every lane you read in the mask",
+                      op_name(f.op), l, src, f.mask, thread_name(first + l).c_str());
+            r = fibers[first + src].value;
+        }
+        f.result = r;
+        moved = true;
+    }
+    for (int l = 0; l < n; ++l) {  // release after computing: lanes read each other's deposits above
+        Fiber& f = fibers[first + l];
+        if (f.state == AT_WARP && !(f.mask & ~waiting)) f.state = READY;
+    }
+    return moved;
+}
+
+void stuck(int nthreads) {
+    for (int i = 0; i < nthreads; ++i) {  // a warp primitive waiting for a lane that will never come
+        const Fiber& f = fibers[i];
+        if (f.state != AT_WARP) continue;
+        const int first = i / 32 * 32;
+        for (int l = 0; l < 32 && first + l < nthreads + 32; ++l) {
+            if (!(f.mask >> l & 1u)) continue;
+            if (first + l >= nthreads)
+                fault("warp", f.line,
+                      "%s with mask 0x%08x waits for lane %d, which does not exist (blockDim has %d threads): "
+                      "a warp primitive needs every lane of its mask",
+                      op_name(f.op), f.mask, l, nthreads);
+            if (fibers[first + l].state != AT_WARP)
+                fault("divergence", f.line,
+                      "lane %d (%s) waits at the %s on line %d for lane %d of its warp, which %s: every lane in "
+                      "the mask 0x%08x must reach the same warp primitive",
+                      i % 32, thread_name(i).c_str(), op_name(f.op), f.line, l, where(first + l).c_str(), f.mask);
+        }
+    }
+    int at = -1, other = -1, done = -1;
+    for (int i = 0; i < nthreads; ++i) {
+        if (fibers[i].state == AT_BARRIER) {
+            if (at < 0) at = i;
+            else if (fibers[i].line != fibers[at].line && other < 0) other = i;
+        } else if (fibers[i].state == DONE && done < 0) {
+            done = i;
+        }
+    }
+    if (at >= 0 && other >= 0)
+        fault("divergence", fibers[at].line,
+              "divergent __syncthreads(): %s waits at the barrier on line %d while %s waits at the one on line %d: "
+              "every thread of the block must reach the same __syncthreads() (keep barriers out of branches that "
+              "depend on the thread)",
+              thread_name(at).c_str(), fibers[at].line, thread_name(other).c_str(), fibers[other].line);
+    if (at >= 0 && done >= 0)
+        fault("divergence", fibers[at].line,
+              "divergent __syncthreads(): %s waits at the barrier on line %d but %s has returned without reaching "
+              "it: every thread of the block must reach each __syncthreads() (no early return, no barrier inside "
+              "a branch that depends on the thread)",
+              thread_name(at).c_str(), fibers[at].line, thread_name(done).c_str());
+    fault("deadlock", 0, "the block cannot make progress");
+}
+
+void run_block(int nthreads) {
+    for (int i = 0; i < nthreads; ++i) init_fiber(fibers[i]);
+    for (;;) {
+        bool ran = false;
+        for (int k = 0; k < nthreads; ++k) {
+            const int i = schedule == 0 ? k : nthreads - 1 - k;
+            if (fibers[i].state == READY) {
+                run_fiber(i);
+                ran = true;
+            }
+        }
+        bool moved = false;
+        for (int w = 0; w * 32 < nthreads; ++w) moved |= resolve_warp(w, nthreads);
+        if (moved || ran) continue;
+        int waiting = 0, done = 0;
+        for (int i = 0; i < nthreads; ++i) {
+            waiting += fibers[i].state == AT_BARRIER;
+            done += fibers[i].state == DONE;
+        }
+        if (done == nthreads) return;
+        bool same = true;
+        for (int i = 1; i < nthreads && same; ++i) same = fibers[i].line == fibers[0].line;
+        if (waiting == nthreads && same) {
+            int count = 0, all = 1, any = 0;
+            for (int i = 0; i < nthreads; ++i) {
+                count += fibers[i].value != 0;
+                all &= fibers[i].value != 0;
+                any |= fibers[i].value != 0;
+            }
+            for (int i = 0; i < nthreads; ++i) {
+                fibers[i].result = fibers[i].op == 0 ? count : fibers[i].op == 1 ? all : any;
+                fibers[i].state = READY;
+            }
+            continue;
+        }
+        stuck(nthreads);
+    }
+}
+
+}  // namespace ds
+
+using namespace ds;
+
+extern "C" void dripstone_register(const char* name, void* fn, void (*invoke)(void*, const unsigned long long*),
+                                   const char* signature) {
+    kernels()[name] = Kernel{fn, invoke, signature};
+}
+
+extern "C" void dripstone_syncthreads(int line) { dripstone_syncthreads_count(0, line, 0); }
+
+extern "C" int dripstone_syncthreads_count(int pred, int line, int op) {
+    Fiber& f = fibers[current];
+    f.state = AT_BARRIER;
+    f.line = line;
+    f.op = op;
+    f.value = pred != 0;
+    yield_to_scheduler();
+    return (int)fibers[current].result;
+}
+
+extern "C" unsigned long long dripstone_warp_op(int op, unsigned mask, unsigned long long bits, int arg, int width,
+                                                int line) {
+    Fiber& f = fibers[current];
+    const int lin = current, lane = lin % 32;
+    if (!(mask >> lane & 1u))
+        fault("warp", line,
+              "%s with mask 0x%08x called by lane %d (%s), which is not in the mask: each calling lane must be in "
+              "it (0xffffffff for the whole warp)",
+              op_name(op), mask, lane, thread_name(lin).c_str());
+    if (width <= 0 || width > 32 || (width & (width - 1)))
+        fault("warp", line, "%s: width %d is not a power of 2 between 1 and 32", op_name(op), width);
+    f.state = AT_WARP;
+    f.op = op;
+    f.mask = mask;
+    f.value = bits;
+    f.arg = arg;
+    f.width = width;
+    f.line = line;
+    yield_to_scheduler();
+    return fibers[current].result;
+}
+
+extern "C" unsigned dripstone_activemask(void) {
+    const int first = current / 32 * 32;
+    unsigned m = 0;
+    for (int l = 0; l < 32 && first + l < (int)fibers.size(); ++l)
+        if (fibers[first + l].state != DONE) m |= 1u << l;
+    return m;
+}
+
+extern "C" void dripstone_trap(const char* what, int line) {
+    fault("trap", line, "%s in %s", what, current >= 0 ? thread_name(current).c_str() : "host code");
+}
+
+// ---- faults: SIGSEGV on a guard page, SIGALRM for a kernel that never returns ------------------------
+struct Buffer {
+    char* map = nullptr;
+    size_t map_len = 0;
+    char* data = nullptr;
+    size_t bytes = 0;
+    std::vector<char> input;
+};
+static std::vector<Buffer> buffers;
+
+static void on_signal(int sig, siginfo_t* info, void* uc_) {
+    ucontext_t* uc = (ucontext_t*)uc_;
+    const unsigned long long pc = uc->uc_mcontext.gregs[REG_RIP];
+    std::string who = current >= 0 ? thread_name(current) : std::string("the launcher");
+    if (sig == SIGALRM) {
+        printf("FAULT timeout pc=0x%llx the kernel did not finish: %s was running when it was stopped\n", pc,
+               who.c_str());
+    } else {
+        const char* addr = (const char*)info->si_addr;
+        const bool write = uc->uc_mcontext.gregs[REG_ERR] & 2;
+        std::string what = "an address outside every buffer";
+        for (size_t i = 0; i < buffers.size(); ++i) {
+            const Buffer& b = buffers[i];
+            char d[200];
+            if (addr >= b.data + b.bytes && addr < b.data + b.bytes + page) {
+                snprintf(d, sizeof d, "byte %lld of argument #%zu (a %zu-byte buffer): %lld bytes past its end",
+                         (long long)(addr - b.data), i, b.bytes, (long long)(addr - b.data - b.bytes));
+                what = d;
+            } else if (addr < b.data && addr >= b.data - page) {
+                snprintf(d, sizeof d, "%lld bytes before the start of argument #%zu (a %zu-byte buffer)",
+                         (long long)(b.data - addr), i, b.bytes);
+                what = d;
+            }
+        }
+        for (const Fiber& f : fibers)
+            if (f.stack && addr < f.stack && addr >= f.stack - page) what = "the thread's stack limit (too deep)";
+        printf("FAULT memory pc=0x%llx %s %s by %s\n", pc, write ? "writes" : "reads", what.c_str(), who.c_str());
+    }
+    fflush(stdout);
+    _exit(3);
+}
+
+static void install_handlers(unsigned seconds) {
+    static char altstack[64 * 1024];
+    stack_t ss{};
+    ss.ss_sp = altstack;
+    ss.ss_size = sizeof altstack;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa {};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, nullptr);
+    sigaction(SIGBUS, &sa, nullptr);
+    sigaction(SIGALRM, &sa, nullptr);
+    if (seconds) alarm(seconds);
+}
+
+// ---- the launcher ----------------------------------------------------------------------------------
+static void place(Buffer& b, int sched) {  // schedule 0: the end against the guard; 1: the start after it
+    const size_t span = (b.bytes + page - 1) / page * page;
+    if (!b.map) {
+        b.map_len = span + 2 * page;
+        b.map = (char*)mmap(nullptr, b.map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (b.map == MAP_FAILED) fault("resources", 0, "cannot map a %zu-byte buffer", b.bytes);
+        if (span) mprotect(b.map + page, span, PROT_READ | PROT_WRITE);
+    }
+    b.data = sched == 0 ? b.map + page + span - b.bytes : b.map + page;
+    if (b.bytes) memcpy(b.data, b.input.data(), b.bytes);
+}
+
+static std::vector<char> read_file(const std::string& path) {
+    std::vector<char> out;
+    FILE* f = fopen(path.c_str(), "rb");
+    if (!f) fault("launcher", 0, "cannot read %s", path.c_str());
+    char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.insert(out.end(), buf, buf + n);
+    fclose(f);
+    return out;
+}
+
+extern "C" char __start_dripstone_smem[] __attribute__((weak));
+extern "C" char __stop_dripstone_smem[] __attribute__((weak));
+
+static void poison_shared() {
+    if (__start_dripstone_smem && __stop_dripstone_smem)
+        memset(__start_dripstone_smem, 0xff, __stop_dripstone_smem - __start_dripstone_smem);
+}
+
+int main(int argc, char** argv) {
+    if (argc != 2) return 2;
+    page = (size_t)sysconf(_SC_PAGESIZE);
+    const std::string dir = argv[1];
+    FILE* req = fopen((dir + "/request").c_str(), "r");
+    if (!req) return 2;
+    char name[256];
+    unsigned g[3], b[3], seconds, nsched;
+    if (fscanf(req, "%255s %u %u %u %u %u %u %u %u", name, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2], &seconds,
+               &nsched) != 9)
+        return 2;
+    auto it = kernels().find(name);
+    if (it == kernels().end()) fault("launcher", 0, "no kernel `%s` in the file", name);
+    const Kernel& k = it->second;
+    std::vector<unsigned long long> args;
+    std::string kinds;
+    char kind[8];
+    unsigned long long v;
+    while (fscanf(req, "%7s %llu", kind, &v) == 2) {
+        kinds += kind[0];
+        if (kind[0] == 'p') {
+            buffers.emplace_back();
+            buffers.back().bytes = v;
+            buffers.back().input = read_file(dir + "/in" + std::to_string(buffers.size() - 1) + ".bin");
+            args.push_back(buffers.size() - 1);
+        } else {
+            args.push_back(v);
+        }
+    }
+    fclose(req);
+    if (kinds != k.signature)
+        fault("launcher", 0, "kernel `%s` takes (%s) but the test passes (%s) (p: pointer, i: integer, f: float)", name,
+              k.signature.c_str(), kinds.c_str());
+    const int nthreads = (int)(b[0] * b[1] * b[2]);
+    if (nthreads < 1 || nthreads > 1024) fault("launcher", 0, "a block of %d threads (1 to 1024 on a GPU)", nthreads);
+    install_handlers(seconds);
+    fibers.resize(nthreads);
+    for (int i = 0; i < nthreads; ++i)
+        fibers[i].tid = {(unsigned)(i % b[0]), (unsigned)(i / b[0] % b[1]), (unsigned)(i / (b[0] * b[1]))};
+    gridDim = dim3(g[0], g[1], g[2]);
+    blockDim = dim3(b[0], b[1], b[2]);
+    running = &k;
+    std::vector<std::vector<char>> first;
+    for (unsigned s = 0; s < nsched; ++s) {
+        schedule = (int)s;
+        std::vector<unsigned long long> call = args;
+        for (size_t i = 0, p = 0; i < kinds.size(); ++i)
+            if (kinds[i] == 'p') {
+                place(buffers[p], (int)s);
+                call[i] = (unsigned long long)buffers[p++].data;
+            }
+        slots = call.data();
+        for (unsigned z = 0; z < g[2]; ++z)
+            for (unsigned y = 0; y < g[1]; ++y)
+                for (unsigned x = 0; x < g[0]; ++x) {
+                    blockIdx = {x, y, z};
+                    poison_shared();
+                    run_block(nthreads);
+                }
+        for (size_t p = 0; p < buffers.size(); ++p) {
+            const Buffer& bf = buffers[p];
+            if (s == 0) {
+                first.emplace_back(bf.data, bf.data + bf.bytes);
+                FILE* o = fopen((dir + "/out" + std::to_string(p) + ".bin").c_str(), "wb");
+                if (bf.bytes) fwrite(bf.data, 1, bf.bytes, o);
+                fclose(o);
+            } else if (memcmp(first[p].data(), bf.data, bf.bytes) != 0) {
+                size_t off = 0;
+                while (first[p][off] == bf.data[off]) ++off;
+                printf("RACE %zu %zu\n", p, off);
+                fflush(stdout);
+                return 4;
+            }
+        }
+    }
+    printf("OK\n");
+    return 0;
+}
