@@ -52,7 +52,7 @@ def make(t: Template, seed: int) -> Instance:
     p = t.params(rng_for(t, seed))
     answer = t.answer(p, live.function(t.solution))
     if t.kind == "numeric":
-        answer = answer if isinstance(answer, int) and abs(answer) < 2**53 else float(answer)
+        answer = answer if isinstance(answer, int) else float(answer)  # exact ints stay exact (JSON holds them)
     elif t.kind == "order":
         answer = list(answer)
     options = tuple(t.options(p)) if t.options else ()

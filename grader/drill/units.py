@@ -243,7 +243,8 @@ def show(value: float, unit: str) -> str:
 def in_unit(value: float, unit: str, target: str) -> str:
     """``value`` (canonical ``unit``) printed in ``target`` with 5 significant digits: "130.39 GiB"."""
     x = float(value) * factor(unit) / factor(target)
-    return f"{x:.5g} {target}".replace("e+", "e")
+    suffix = "" if target in ("1", "ratio", "") else f" {target}"
+    return f"{x:.5g}{suffix}".replace("e+", "e")
 
 
 def _sig(x: float) -> str:
