@@ -49,7 +49,7 @@ RUNTIME = HERE / "runtime.cpp"
 CACHE_ENV = "DRIPSTONE_CUDA_CPU_CACHE"
 EXECUTOR = "CPU executor (g++ fibers)"  # what the scoreboard names when a .cu kernel ran here
 CXX = "g++"
-FLAGS = ("-std=c++17", "-g", "-O2", "-ffp-contract=off", "-fsanitize=bounds", "-fno-sanitize-recover=all",
+FLAGS = ("-std=c++17", "-gdwarf-4", "-O2", "-ffp-contract=off", "-fsanitize=bounds", "-fno-sanitize-recover=all",
          "-no-pie", "-w")
 SCHEDULES = 2  # thread orders per launch: 0, 1, ... then ..., 1, 0
 DEFAULT_LIMIT_S = 30
@@ -127,6 +127,13 @@ class Runner:
         """``file.cu line 12 (`v += x[i];`)``."""
         text = self.line_text(line)
         return f"{self.label} line {line}" + (f" (`{text}`)" if text else "")
+
+    def params(self, kernel: str) -> list[str]:
+        """The names of ``kernel``'s parameters, from its definition (empty if not found)."""
+        m = re.search(rf"\b{re.escape(kernel)}\s*\(([^)]*)\)\s*\{{", "\n".join(self.lines))
+        if m is None:
+            return []
+        return [(re.findall(r"\w+", p) or ["?"])[-1] for p in m.group(1).split(",")]
 
     def lines_of_pc(self, pc: int) -> list[int]:
         """The learner's lines at a program counter, innermost first (inlined frames included)."""
@@ -220,7 +227,7 @@ def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int],
             raise CudaFault(f"{name}<<<{g}, {b}>>> did not finish within {seconds} s on the CPU executor: "
                             "an endless loop?") from exc
         if done.returncode:
-            raise CudaFault(_fault_message(runner, name, g, b, done, buffers))
+            raise CudaFault(_fault_message(runner, name, g, b, done, list(args)))
         outs = iter(range(len(buffers)))
         for a in args:
             if _is_buffer(a):
@@ -246,7 +253,19 @@ def _copy_back(a: object, path: Path) -> None:
 
 
 def _fault_message(runner: Runner, name: str, g: tuple, b: tuple, done: subprocess.CompletedProcess,
-                   buffers: list[np.ndarray]) -> str:
+                   args: list[object]) -> str:
+    params = runner.params(name)
+
+    def param(m: re.Match) -> str:
+        i = int(m.group(1))
+        return f"`{params[i]}` (parameter {i})" if i < len(params) else m.group()
+
+    text = re.sub(r"parameter #(\d+)", param, _fault_text(runner, name, g, b, done, args))
+    return text
+
+
+def _fault_text(runner: Runner, name: str, g: tuple, b: tuple, done: subprocess.CompletedProcess,
+                args: list[object]) -> str:
     launch = f"{name}<<<grid {g}, block {b}>>>"
     out, err = done.stdout, done.stderr
     m = re.search(r"^FAULT (\w+) (pc=0x[0-9a-f]+|-?\d+) (.*)$", out, flags=re.M)
@@ -263,7 +282,7 @@ def _fault_message(runner: Runner, name: str, g: tuple, b: tuple, done: subproce
         return f"{launch} on the CPU executor: {cause} at {place}: {msg}"
     m = re.search(r"^RACE (\d+) (\d+)$", out, flags=re.M)
     if m:
-        return _race_message(runner, launch, int(m.group(1)), int(m.group(2)), buffers)
+        return _race_message(runner, launch, int(m.group(1)), int(m.group(2)), args)
     m = re.search(rf"{re.escape(runner.source_path.name)}:(\d+):\d+: runtime error: (.*)", err)
     if m:
         line = int(m.group(1))
@@ -272,14 +291,14 @@ def _fault_message(runner: Runner, name: str, g: tuple, b: tuple, done: subproce
     return f"{launch} on the CPU executor failed (exit status {done.returncode}):\n{(out + err).strip()[-2000:]}"
 
 
-def _race_message(runner: Runner, launch: str, buffer: int, offset: int, buffers: list[np.ndarray]) -> str:
-    arr = buffers[buffer]
-    index = np.unravel_index(offset // max(arr.itemsize, 1), arr.shape) if arr.size else ()
+def _race_message(runner: Runner, launch: str, buffer: int, offset: int, args: list[object]) -> str:
+    arr = _arg_kind(args[buffer])[2]
+    index = np.unravel_index(offset // max(arr.itemsize, 1), arr.shape) if arr is not None and arr.size else ()
     barriers = sorted({i + 1 for i, t in enumerate(runner.lines) if "__syncthreads" in t and
                        not t.strip().startswith("//")})
     where = ", ".join(map(str, barriers)) if barriers else "none"
     return (f"{launch} on the CPU executor: race: the result depends on the order in which the threads run "
-            f"(buffer argument #{buffer} differs at element {tuple(map(int, index))} between thread orders "
+            f"(parameter #{buffer} differs at element {tuple(map(int, index))} between thread orders "
             "0, 1, 2, ... and ..., 2, 1, 0): a thread reads shared memory that another thread writes, or "
             "overwrites it while another still reads, with no __syncthreads() between them "
             f"(__syncthreads() lines in {runner.label}: {where})")

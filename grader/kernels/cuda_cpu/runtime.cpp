@@ -363,8 +363,10 @@ struct Buffer {
     size_t map_len = 0;
     char* data = nullptr;
     size_t bytes = 0;
+    size_t param = 0;  // which kernel parameter
     std::vector<char> input;
 };
+constexpr size_t GUARD = 4u << 20;  // PROT_NONE bytes on each side of a buffer: a tail read far past it faults too
 static std::vector<Buffer> buffers;
 
 static void on_signal(int sig, siginfo_t* info, void* uc_) {
@@ -381,13 +383,13 @@ static void on_signal(int sig, siginfo_t* info, void* uc_) {
         for (size_t i = 0; i < buffers.size(); ++i) {
             const Buffer& b = buffers[i];
             char d[200];
-            if (addr >= b.data + b.bytes && addr < b.data + b.bytes + page) {
-                snprintf(d, sizeof d, "byte %lld of argument #%zu (a %zu-byte buffer): %lld bytes past its end",
-                         (long long)(addr - b.data), i, b.bytes, (long long)(addr - b.data - b.bytes));
+            if (addr >= b.data + b.bytes && addr < b.data + b.bytes + GUARD) {
+                snprintf(d, sizeof d, "byte %lld of parameter #%zu (a %zu-byte buffer): %lld bytes past its end",
+                         (long long)(addr - b.data), b.param, b.bytes, (long long)(addr - b.data - b.bytes));
                 what = d;
-            } else if (addr < b.data && addr >= b.data - page) {
-                snprintf(d, sizeof d, "%lld bytes before the start of argument #%zu (a %zu-byte buffer)",
-                         (long long)(b.data - addr), i, b.bytes);
+            } else if (addr < b.data && addr >= b.data - GUARD) {
+                snprintf(d, sizeof d, "%lld bytes before the start of parameter #%zu (a %zu-byte buffer)",
+                         (long long)(b.data - addr), b.param, b.bytes);
                 what = d;
             }
         }
@@ -418,12 +420,12 @@ static void install_handlers(unsigned seconds) {
 static void place(Buffer& b, int sched) {  // schedule 0: the end against the guard; 1: the start after it
     const size_t span = (b.bytes + page - 1) / page * page;
     if (!b.map) {
-        b.map_len = span + 2 * page;
-        b.map = (char*)mmap(nullptr, b.map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        b.map_len = span + 2 * GUARD;
+        b.map = (char*)mmap(nullptr, b.map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (b.map == MAP_FAILED) fault("resources", 0, "cannot map a %zu-byte buffer", b.bytes);
-        if (span) mprotect(b.map + page, span, PROT_READ | PROT_WRITE);
+        if (span) mprotect(b.map + GUARD, span, PROT_READ | PROT_WRITE);
     }
-    b.data = sched == 0 ? b.map + page + span - b.bytes : b.map + page;
+    b.data = sched == 0 ? b.map + GUARD + span - b.bytes : b.map + GUARD;
     if (b.bytes) memcpy(b.data, b.input.data(), b.bytes);
 }
 
@@ -469,6 +471,7 @@ int main(int argc, char** argv) {
         if (kind[0] == 'p') {
             buffers.emplace_back();
             buffers.back().bytes = v;
+            buffers.back().param = kinds.size() - 1;
             buffers.back().input = read_file(dir + "/in" + std::to_string(buffers.size() - 1) + ".bin");
             args.push_back(buffers.size() - 1);
         } else {
@@ -515,7 +518,7 @@ int main(int argc, char** argv) {
             } else if (memcmp(first[p].data(), bf.data, bf.bytes) != 0) {
                 size_t off = 0;
                 while (first[p][off] == bf.data[off]) ++off;
-                printf("RACE %zu %zu\n", p, off);
+                printf("RACE %zu %zu\n", bf.param, off);
                 fflush(stdout);
                 return 4;
             }
