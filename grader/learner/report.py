@@ -21,7 +21,7 @@ from grader import api
 from grader.constants import GPUS
 from grader.grading.results import GradeReport, Status, Tier, totals
 from grader.grading.scoreboard import STYLE, next_exercise
-from grader.learner import history, progress
+from grader.learner import figures, history, progress
 
 DEFAULT_GPU = "H100-SXM"
 COLORS = {Status.PASSED: "#1a7f37", Status.FAILED: "#cf222e", Status.TODO: "#9a6700",
@@ -245,7 +245,14 @@ def page(run: GradeReport, everything: GradeReport, *, gpu: str = DEFAULT_GPU, w
             f"<p>graded {_e(when)} · total {run.score:g}/{run.max_score:g} · rooflines of {_e(gpu)} "
             f"({GPUS[gpu].hbm_bytes_per_s / 1e12:.2f} TB/s)</p>{nxt_html}"
             f"<h2>Scoreboard</h2>{_scoreboard(run)}<h2>Kernels: roofline and bytes</h2>"
-            f"{_kernels(kernel_points(run), gpu)}<h2>Course progress</h2>{_progress(everything)}</body></html>")
+            f"{_kernels(kernel_points(run), gpu)}{_measurements()}<h2>Course progress</h2>{_progress(everything)}"
+            "</body></html>")
+
+
+def _measurements() -> str:
+    """The figures units saved (grader/learner/figures.py): measurements shown, never scored."""
+    shown = figures.figures_html()
+    return f"<h2>Measurements (shown, never scored)</h2>{shown}" if shown else ""
 
 
 def write(out: Path | None = None, *, target: str = "exercises", gpu: str = DEFAULT_GPU) -> Path:
