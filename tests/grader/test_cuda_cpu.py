@@ -1,0 +1,278 @@
+"""The CPU executor for CUDA C++ (grader.kernels.cuda_cpu): the execution model and the faults it reports.
+
+Two sources share the compiles: GOOD's kernels must compute what a GPU computes (warp primitives,
+shared memory, 3-D blocks, atomics, half/bf16), FAULTY's each break one rule and must be reported with
+the line and the cause. The .cu known implementations of the units are checked by the course's
+self-test; here only their verdicts against their numba twins.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from grader.authoring import known
+from grader.kernels import cuda_cpu
+from grader.kernels.cuda_cpu import CpuCompileError, CudaFault
+
+pytestmark = pytest.mark.skipif(not cuda_cpu.available(), reason="the CPU executor needs g++ on x86-64 Linux")
+REPO = Path(__file__).resolve().parents[2]
+
+GOOD = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#define FULL 0xffffffffu
+
+// out[t] for each op: 0 down 3, 1 up 5, 2 xor 7, 3 idx (lane * 3) % 32, 4 down 1 width 8, 5 ballot(x > 0),
+// 6 any(x > 100), 7 all(x > -100)
+extern "C" __global__ void warp_ops(const float* x, float* out, int op) {
+    const int t = threadIdx.x, lane = t % 32;
+    const float v = x[t];
+    float r = 0.0f;
+    if (op == 0) r = __shfl_down_sync(FULL, v, 3);
+    if (op == 1) r = __shfl_up_sync(FULL, v, 5);
+    if (op == 2) r = __shfl_xor_sync(FULL, v, 7);
+    if (op == 3) r = __shfl_sync(FULL, v, (lane * 3) % 32);
+    if (op == 4) r = __shfl_down_sync(FULL, v, 1, 8);
+    if (op == 5) r = (float)__ballot_sync(FULL, v > 0.0f);
+    if (op == 6) r = (float)__any_sync(FULL, v > 100.0f);
+    if (op == 7) r = (float)__all_sync(FULL, v > -100.0f);
+    out[t] = r;
+}
+
+// A 3-D block reduces through static shared memory; one atomicAdd per block into *total.
+extern "C" __global__ void block_tree(const float* x, float* per_block, float* total, int n) {
+    __shared__ float buf[256];
+    const int nt = blockDim.x * blockDim.y * blockDim.z;
+    const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int b = blockIdx.x + gridDim.x * blockIdx.y;
+    const int i = b * nt + t;
+    buf[t] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (int s = nt / 2; s > 0; s >>= 1) {
+        if (t < s) buf[t] += buf[t + s];
+        __syncthreads();
+    }
+    if (t == 0) {
+        per_block[b] = buf[0];
+        atomicAdd(total, buf[0]);
+    }
+}
+
+extern "C" __global__ void conversions(const float* x, float* half_back, float* bf16_back, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        half_back[i] = __half2float(__float2half(x[i]));
+        bf16_back[i] = __bfloat162float(__float2bfloat16(x[i]));
+    }
+}
+
+extern "C" __global__ void scaled_exp(const float* x, float* y, int n, float scale) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = __expf(x[i] * scale) + rsqrtf(fmaxf(x[i] * x[i], 1.0f));
+}
+"""
+
+FAULTY = r"""
+extern "C" __global__ void reads_past_end(const float* x, float* y, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    y[i < n ? i : 0] = x[i];  // line 4: no i < n check on the read
+}
+
+extern "C" __global__ void reads_before_start(const float* x, float* y, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i - 1];  // line 9: x[-1] for thread 0
+}
+
+extern "C" __global__ void shared_overflow(float* y) {
+    __shared__ float s[32];
+    s[threadIdx.x] = 1.0f;  // line 14: 64 threads, 32 slots
+    __syncthreads();
+    y[threadIdx.x] = s[threadIdx.x];
+}
+
+extern "C" __global__ void divergent_barrier(float* y) {
+    if (threadIdx.x < 16) __syncthreads();  // line 20
+    y[threadIdx.x] = 1.0f;
+}
+
+extern "C" __global__ void racy_reverse(const float* x, float* y) {
+    __shared__ float s[64];
+    s[threadIdx.x] = x[threadIdx.x];
+    y[threadIdx.x] = s[63 - threadIdx.x];  // no __syncthreads() before reading another thread's slot
+}
+
+extern "C" __global__ void spins(float* y, int n) {
+    while (n > 0) y[0] += 1.0f;  // line 31: never ends
+}
+
+extern "C" __global__ void traps(float* y) {
+    if (threadIdx.x == 5) __trap();  // line 35
+    y[threadIdx.x] = 1.0f;
+}
+
+extern "C" __global__ void shfl_divergent(float* y) {
+    float v = threadIdx.x;
+    if (threadIdx.x < 16) v += __shfl_down_sync(0xffffffffu, v, 1);  // line 41: lanes 16-31 never come
+    y[threadIdx.x] = v;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def good() -> cuda_cpu.Runner:
+    return cuda_cpu.compile_cpu(GOOD, "good.cu", ["warp_ops", "block_tree", "conversions", "scaled_exp"])
+
+
+@pytest.fixture(scope="module")
+def faulty() -> cuda_cpu.Runner:
+    names = ["reads_past_end", "reads_before_start", "shared_overflow", "divergent_barrier", "racy_reverse",
+             "spins", "traps", "shfl_divergent"]
+    return cuda_cpu.compile_cpu(FAULTY, "faulty.cu", names)
+
+
+def expected_warp_op(x: np.ndarray, op: int) -> np.ndarray:
+    lane = np.arange(x.size) % 32
+    base = np.arange(x.size) - lane
+    if op == 0:
+        src = np.where(lane + 3 < 32, lane + 3, lane)
+    elif op == 1:
+        src = np.where(lane - 5 >= 0, lane - 5, lane)
+    elif op == 2:
+        src = lane ^ 7
+    elif op == 3:
+        src = (lane * 3) % 32
+    elif op == 4:
+        src = np.where(lane % 8 + 1 < 8, lane + 1, lane)
+    else:
+        warps = x.reshape(-1, 32)
+        if op == 5:
+            ballot = [sum(1 << i for i in range(32) if w[i] > 0) for w in warps]
+            return np.repeat(np.array(ballot, dtype=np.float64), 32).astype(np.float32)
+        pred = (warps > 100).any(axis=1) if op == 6 else (warps > -100).all(axis=1)
+        return np.repeat(pred.astype(np.float32), 32)
+    return x[base + src]
+
+
+@pytest.mark.parametrize("op", range(8))
+def test_warp_primitives_match_their_definition(good, op):
+    x = np.random.default_rng(op).standard_normal(64).astype(np.float32)
+    out = np.full(64, np.nan, np.float32)
+    cuda_cpu.launch(good, "warp_ops", (1,), (64,), [x, out, op])
+    np.testing.assert_array_equal(out, expected_warp_op(x, op), err_msg=f"warp op {op}")
+
+
+@pytest.mark.parametrize("block", [(256, 1, 1), (8, 4, 8), (16, 16, 1)])
+def test_shared_memory_barriers_and_atomics_in_3d_blocks(good, block):
+    n, grid = 1000, (2, 2)
+    x = torch.randn(n)
+    per_block, total = torch.full((4,), float("nan")), torch.zeros(1)
+    cuda_cpu.launch(good, "block_tree", grid, block, [x, per_block, total, n])
+    want = [float(x[i * 256:(i + 1) * 256].double().sum()) for i in range(4)]
+    np.testing.assert_allclose(per_block.double().numpy(), want, rtol=1e-5, atol=1e-4)
+    assert math.isclose(float(total), float(x.double().sum()), rel_tol=1e-5, abs_tol=1e-4)
+
+
+def test_half_and_bfloat16_round_like_torch(good):
+    x = torch.cat([torch.randn(500) * 1000, torch.randn(500) * 1e-6, torch.tensor([65504.0, 70000.0, 1e-8])])
+    x = torch.cat([x, torch.tensor([float("inf"), -float("inf")])])
+    h, b = torch.empty_like(x), torch.empty_like(x)
+    cuda_cpu.launch(good, "conversions", (math.ceil(x.numel() / 128),), (128,), [x, h, b, x.numel()])
+    assert torch.equal(h, x.half().float()), "fp16 round trip differs from torch's"
+    assert torch.equal(b, x.bfloat16().float()), "bf16 round trip differs from torch's"
+
+
+def test_float_scalars_and_math_intrinsics(good):
+    x = torch.randn(100)
+    y = torch.empty(100)
+    cuda_cpu.launch(good, "scaled_exp", (1,), (128,), [x, y, 100, 0.5])
+    want = torch.exp(x.double() * 0.5) + 1 / torch.sqrt(torch.clamp(x.double() ** 2, min=1.0))
+    torch.testing.assert_close(y.double(), want, rtol=1e-6, atol=1e-6)
+
+
+def fault_of(runner: cuda_cpu.Runner, name: str, grid, block, args) -> str:
+    with pytest.raises(CudaFault) as exc:
+        cuda_cpu.launch(runner, name, grid, block, args)
+    return str(exc.value)
+
+
+def test_out_of_bounds_global_reads_name_the_line_and_the_parameter(faulty):
+    x, y = np.zeros(100, np.float32), np.zeros(100, np.float32)
+    msg = fault_of(faulty, "reads_past_end", (1,), (128,), [x, y, 100])
+    assert "out-of-bounds access at faulty.cu line 4" in msg and "`x` (parameter 0)" in msg and "past its end" in msg
+    msg = fault_of(faulty, "reads_before_start", (1,), (128,), [x, y, 100])
+    assert "faulty.cu line 9" in msg and "before the start of `x`" in msg, msg
+
+
+def test_out_of_bounds_shared_index_names_the_line(faulty):
+    msg = fault_of(faulty, "shared_overflow", (1,), (64,), [np.zeros(64, np.float32)])
+    assert "faulty.cu line 14" in msg and "index 32 out of bounds" in msg, msg
+
+
+def test_divergent_barrier_is_reported_as_such(faulty):
+    msg = fault_of(faulty, "divergent_barrier", (1,), (32,), [np.zeros(32, np.float32)])
+    assert "divergent __syncthreads()" in msg and "line 20" in msg, msg
+
+
+def test_warp_primitive_missing_lanes_is_divergence(faulty):
+    msg = fault_of(faulty, "shfl_divergent", (1,), (32,), [np.zeros(32, np.float32)])
+    assert "line 41" in msg and "lane 16" in msg and "__shfl_down_sync" in msg, msg
+
+
+def test_missing_barrier_is_a_race(faulty):
+    x = np.arange(64, dtype=np.float32)
+    msg = fault_of(faulty, "racy_reverse", (1,), (64,), [x, np.zeros(64, np.float32)])
+    assert "race" in msg and "`y` (parameter 1)" in msg, msg
+
+
+def test_endless_kernel_is_stopped_with_its_line(faulty, monkeypatch):
+    monkeypatch.setattr(cuda_cpu, "_limit_s", lambda: 1)
+    start = time.monotonic()
+    msg = fault_of(faulty, "spins", (1,), (1,), [np.zeros(1, np.float32), 1])
+    assert time.monotonic() - start < 20
+    assert "never returns" in msg and "faulty.cu line 31" in msg, msg
+
+
+def test_trap_names_the_thread(faulty):
+    msg = fault_of(faulty, "traps", (1,), (32,), [np.zeros(32, np.float32)])
+    assert "line 35" in msg and "thread (5, 0, 0)" in msg, msg
+
+
+def test_wrong_arguments_and_compile_errors_are_explained(faulty):
+    msg = fault_of(faulty, "traps", (1,), (32,), [np.zeros(32, np.float32), 3])
+    assert "takes (p) but the test passes (pi)" in msg, msg
+    with pytest.raises(CpuCompileError, match=r"bad\.cu line 3: compile error"):
+        cuda_cpu.compile_cpu('extern "C" __global__ void k(float* y) {\n  int i = 0;\n  y[i] = undefined_name;\n}\n',
+                             "bad.cu", ["k"])
+
+
+def test_compiles_are_cached_by_source(good):
+    start = time.monotonic()
+    again = cuda_cpu.compile_cpu(GOOD, "good.cu", ["warp_ops", "block_tree", "conversions", "scaled_exp"])
+    assert again.path == good.path and time.monotonic() - start < 2
+
+
+# Each .cu known implementation and its numba twin (the same kernel in numba.cuda, graded in numba's simulator)
+# get the same correctness verdict.
+TWINS = [
+    ("l24_gemm", "known_wrong/cuda_sgemm_cu_no_tail_check.cu", "known_wrong/cuda_sgemm_ignores_k_tail.py"),
+    ("l24_gemm", "known_wrong/cuda_sgemm_cu_naive.cu", "known_wrong/cuda_sgemm_naive.py"),
+    ("l24_gemm", "known_right/cuda_sgemm_cu_padded_tiles.cu", "known_right/cuda_sgemm_tile8.py"),
+    ("l23_online_softmax", "known_wrong/cuda_block_sum_smem_tree.cu", "known_right/cuda_block_sum_register_partial.py"),
+]
+
+
+@pytest.mark.parametrize("unit, cu, twin", TWINS)
+def test_cu_known_implementations_agree_with_their_numba_twins(unit, cu, twin):
+    a, b = (known.read(REPO / "tests" / unit / p) for p in (cu, twin))
+
+    def rejected_in_correctness(impl) -> bool:
+        return any("correctness" in tiers for tiers in impl.rejected_by.values())
+
+    assert rejected_in_correctness(a) == rejected_in_correctness(b), (
+        f"{cu} and its numba twin {twin} should get the same correctness verdict")
