@@ -1,0 +1,47 @@
+"""L04 · Linux baselines: the load average is an exponential moving average, not a count."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from grader.drill.bank._kit import Params, Step, T
+
+FN = ("l04_linux_tools", "linux_tools", "loadavg_ema")
+
+
+def _load(rng: random.Random) -> Params:
+    window = rng.choice([60, 300, 900])
+    return {
+        "n": rng.choice([8, 32, 64, 96, 128, 256]),
+        "ticks": rng.choice([6, 12, 24, 36, 60, 120]),
+        "window": window,
+        "minutes": window // 60,
+    }
+
+
+def _steps(p: Params) -> list[Step]:
+    k, w = p["ticks"], p["window"]
+    return [
+        Step("=", "runnable + uninterruptible tasks at every 5 s tick", p["n"]),
+        Step("×", f"1 − e^(−5·{k}/{w}): what the EMA has absorbed after {k} ticks from 0", 1 - math.exp(-5 * k / w)),
+    ]
+
+
+TEMPLATES = [
+    T(
+        "l04.loadavg_ramp",
+        FN,
+        "operations",
+        2,
+        4,
+        "An idle 128-core box suddenly has {n} tasks runnable or in D state, steadily, for {ticks} ticks of 5 s. "
+        "What does the {minutes}-minute load average read?",
+        _load,
+        lambda p, fn: fn([p["n"]] * p["ticks"], p["window"]),
+        _steps,
+        "1",
+        rtol=0.01,
+        source="the kernel's loadavg: L ← L·e^(−5/W) + n·(1 − e^(−5/W)) every 5 s",
+    ),
+]

@@ -1,0 +1,56 @@
+"""L05 · Tensor layout: contiguity after transpose and permute."""
+
+from __future__ import annotations
+
+import random
+
+from grader.drill.bank._kit import Params, Step, T
+
+FN = ("l05_tensor_layout", "layout", "is_contiguous")
+ANSWERS = ["contiguous", "not contiguous"]
+
+
+def _perm(rng: random.Random) -> Params:
+    shape = [rng.choice([1, 2, 4]), rng.choice([1, 8, 32]), rng.choice([16, 128]), rng.choice([64, 128])]
+    strides, acc = [0] * 4, 1
+    for i in range(3, -1, -1):
+        strides[i], acc = acc, acc * shape[i]
+    order = rng.choice([(0, 1, 2, 3), (0, 2, 1, 3), (1, 0, 2, 3), (0, 1, 3, 2), (0, 3, 1, 2)])
+    new_shape, new_strides = [shape[i] for i in order], [strides[i] for i in order]
+    return {
+        "shape": shape,
+        "order": list(order),
+        "new_shape": new_shape,
+        "new_strides": new_strides,
+        "sh": tuple(shape),
+        "od": tuple(order),
+    }
+
+
+def _steps(p: Params) -> list[Step]:
+    return [
+        Step(
+            "=",
+            f"permuted sizes {tuple(p['new_shape'])}, strides {tuple(p['new_strides'])}: walking from the "
+            "last dim, each stride must equal the product of the sizes to its right (size-1 dims skipped)",
+            1,
+        )
+    ]
+
+
+TEMPLATES = [
+    T(
+        "l05.permute_contiguous",
+        FN,
+        "memory",
+        2,
+        5,
+        "x = torch.empty{sh} (contiguous); y = x.permute{od}. Is y contiguous?",
+        _perm,
+        lambda p, fn: ANSWERS[0] if fn(p["new_shape"], p["new_strides"]) else ANSWERS[1],
+        _steps,
+        kind="choice",
+        options=lambda p: list(ANSWERS),
+        source="Tensor.is_contiguous(): size-1 dims are ignored",
+    ),
+]

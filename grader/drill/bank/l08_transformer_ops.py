@@ -1,0 +1,114 @@
+"""L08 · A LLaMA decoder on paper: parameters by part, KV bytes per token."""
+
+from __future__ import annotations
+
+import random
+
+from grader.drill.bank._kit import Params, Step, T, shape
+
+FN = ("l08_transformer_ops", "transformer_ops")
+
+
+def _shape(rng: random.Random) -> Params:
+    return shape(rng, {"dtype": rng.choice(["bf16", "fp8"])})
+
+
+def _attn_steps(p: Params) -> list[Step]:
+    h, kvd = p["hidden"], p["kv"] * p["head_dim"]
+    return [
+        Step("=", "Wq h·h + Wo h·h", 2 * h * h),
+        Step("+", "Wk + Wv: 2 · h · (KV heads × head dim)", 2 * h * kvd),
+        Step("×", "layers", p["layers"]),
+    ]
+
+
+def _ffn_steps(p: Params) -> list[Step]:
+    return [Step("=", "W_gate, W_up, W_down: 3 · h · f", 3 * p["hidden"] * p["ffn"]), Step("×", "layers", p["layers"])]
+
+
+def _total_steps(p: Params) -> list[Step]:
+    h, kvd, layers = p["hidden"], p["kv"] * p["head_dim"], p["layers"]
+    return [
+        Step("=", "attention: (2·h·h + 2·h·h_kv) × L", (2 * h * h + 2 * h * kvd) * layers),
+        Step("+", "SwiGLU FFN: 3·h·f × L", 3 * h * p["ffn"] * layers),
+        Step("+", "RMSNorm weights: 2·h × L + final h", 2 * h * layers + h),
+        Step("+", "embedding + untied LM head: 2 · vocab · h", 2 * p["vocab"] * h),
+    ]
+
+
+def _kv_steps(p: Params) -> list[Step]:
+    e = 2 if p["dtype"] == "bf16" else 1
+    return [
+        Step("=", "one K and one V", 2),
+        Step("×", "layers", p["layers"]),
+        Step("×", "KV heads", p["kv"]),
+        Step("×", "head dim", p["head_dim"]),
+        Step("×", f"{p['dtype']} bytes", e, "B"),
+    ]
+
+
+def _args(p: Params) -> tuple:
+    return p["hidden"], p["layers"], p["ffn"], p["vocab"], p["heads"], p["kv"]
+
+
+TEMPLATES = [
+    T(
+        "l08.llama_params_total",
+        (*FN, "llama_params"),
+        "memory",
+        3,
+        8,
+        "{model}: hidden {hidden}, {layers} layers, {heads} heads ({kv} KV heads), SwiGLU FFN {ffn}, vocab {vocab}, "
+        "untied embeddings, no biases. How many parameters?",
+        _shape,
+        lambda p, fn: fn(*_args(p)),
+        _total_steps,
+        "1",
+        rtol=0.01,
+        source="LLaMA architecture (Touvron et al. 2023): no biases, RMSNorm, SwiGLU",
+    ),
+    T(
+        "l08.llama_attention_params",
+        (*FN, "llama_param_ledger"),
+        "memory",
+        2,
+        8,
+        "{model}: hidden {hidden}, {layers} layers, {heads} query heads and {kv} KV heads of {head_dim}. How many "
+        "attention parameters (Wq, Wk, Wv, Wo over all layers)?",
+        _shape,
+        lambda p, fn: fn(*_args(p))["attention"],
+        _attn_steps,
+        "1",
+        rtol=0.01,
+        source="GQA: K and V project to KV heads × head dim only",
+    ),
+    T(
+        "l08.llama_ffn_params",
+        (*FN, "llama_param_ledger"),
+        "memory",
+        1,
+        8,
+        "{model}: hidden {hidden}, SwiGLU FFN width {ffn}, {layers} layers. How many FFN parameters in all?",
+        _shape,
+        lambda p, fn: fn(*_args(p))["ffn"],
+        _ffn_steps,
+        "1",
+        rtol=0.01,
+        source="SwiGLU has three matrices",
+    ),
+    T(
+        "l08.kv_bytes_per_token",
+        (*FN, "kv_bytes_per_token"),
+        "serving",
+        1,
+        8,
+        "{model}: {layers} layers, {kv} KV heads of dimension {head_dim}, KV cache in {dtype}. How many bytes of KV "
+        "cache does one token hold?",
+        _shape,
+        lambda p, fn: fn(p["layers"], p["kv"], p["head_dim"], 2 if p["dtype"] == "bf16" else 1),
+        _kv_steps,
+        "B",
+        ("KiB", "KB", "MB", "B"),
+        source="2 (K and V) × L × H_kv × d × bytes: one factor of 2 (CONVENTIONS.md)",
+    ),
+]

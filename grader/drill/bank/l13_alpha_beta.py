@@ -1,0 +1,89 @@
+"""L13 · The α-β model: point-to-point time, the crossover size, hierarchical all-reduce traffic."""
+
+from __future__ import annotations
+
+import random
+
+from grader.drill.bank._kit import GiB, MiB, Params, Step, T
+
+FN = ("l13_alpha_beta", "alpha_beta")
+LINKS = {
+    "400 Gb/s NIC (45 GB/s effective)": 45e9,
+    "NVLink4 one way (450 GB/s)": 450e9,
+    "PCIe 5 x16 (55 GB/s)": 55e9,
+    "200 Gb/s NIC (22.5 GB/s effective)": 22.5e9,
+}
+
+
+def _p2p(rng: random.Random) -> Params:
+    link = rng.choice(sorted(LINKS))
+    mib = rng.choice([1, 16, 256, 1024, 4096])
+    alpha_us = rng.choice([1, 2, 5, 10])
+    return {
+        "link": link,
+        "beta": LINKS[link],
+        "mib": mib,
+        "bytes": mib * MiB,
+        "alpha_us": alpha_us,
+        "alpha": alpha_us * 1e-6,
+    }
+
+
+def _hier(rng: random.Random) -> Params:
+    gib = rng.choice([1, 2, 4, 8])
+    return {"gib": gib, "bytes": gib * GiB, "nodes": rng.choice([2, 4, 8, 16, 32]), "g": 8}
+
+
+def _hier_steps(p: Params) -> list[Step]:
+    s, n, g = p["bytes"], p["nodes"], p["g"]
+    return [
+        Step("=", "shard per GPU after the in-node reduce-scatter: S/g", s / g, "B"),
+        Step("×", f"ring all-reduce across {n} nodes: 2(n−1)/n", 2 * (n - 1) / n),
+    ]
+
+
+TEMPLATES = [
+    T(
+        "l13.transfer_time",
+        (*FN, "transfer_time"),
+        "communication",
+        1,
+        13,
+        "Send {mib} MiB point to point over a {link}, α = {alpha_us} µs. How long does it take (α-β model)?",
+        _p2p,
+        lambda p, fn: fn(p["bytes"], p["alpha"], p["beta"]),
+        lambda p: [Step("=", "latency α", p["alpha"], "s"), Step("+", "S / β", p["bytes"] / p["beta"], "s")],
+        "s",
+        ("ms", "us", "s"),
+        source="Hockney's α-β model",
+    ),
+    T(
+        "l13.crossover_bytes",
+        (*FN, "crossover_bytes"),
+        "communication",
+        1,
+        13,
+        "A {link}, α = {alpha_us} µs: at what message size do latency and bandwidth cost the same time?",
+        _p2p,
+        lambda p, fn: fn(p["alpha"], p["beta"]),
+        lambda p: [Step("=", "α", p["alpha"], "s"), Step("×", "β", p["beta"], "B/s")],
+        "B",
+        ("KB", "KiB", "MB", "B"),
+        source="α = S/β ⇒ S* = α·β",
+    ),
+    T(
+        "l13.hierarchical_inter_bytes",
+        (*FN, "hierarchical_allreduce_bytes"),
+        "communication",
+        3,
+        13,
+        "A hierarchical all-reduce of {gib} GiB over {nodes} nodes of 8 GPUs: reduce-scatter inside each node, ring "
+        "all-reduce of the shards across nodes, all-gather inside. How many bytes does each GPU send over the NIC?",
+        _hier,
+        lambda p, fn: fn(p["bytes"], p["nodes"], p["g"])["inter_allreduce"],
+        _hier_steps,
+        "B",
+        ("MB", "MiB", "GB", "B"),
+        source="NCCL's tree/ring hierarchy; ring factor 2(n−1)/n",
+    ),
+]

@@ -1,0 +1,101 @@
+"""L14 · Topology: where a rank sits in the TP/PP/DP grid, and all-to-all flows by path."""
+
+from __future__ import annotations
+
+import random
+
+from grader.drill.bank._kit import Params, Step, T
+
+FN = ("l14_topology", "topology")
+
+
+def _grid(rng: random.Random) -> Params:
+    tp, pp, dp = rng.choice([2, 4, 8]), rng.choice([1, 2, 4, 8]), rng.choice([2, 4, 8, 16])
+    return {"tp": tp, "pp": pp, "dp": dp, "world": tp * pp * dp, "rank": rng.randrange(tp * pp * dp)}
+
+
+def _sizes(p: Params) -> dict[str, int]:
+    return {"tp": p["tp"], "cp": 1, "pp": p["pp"], "dp": p["dp"]}
+
+
+def _a2a(rng: random.Random) -> Params:
+    return {"nodes": rng.choice([2, 4, 8, 16, 32]), "g": rng.choice([4, 8])}
+
+
+TEMPLATES = [
+    T(
+        "l14.rank_pp_coord",
+        (*FN, "rank_coords"),
+        "parallelism",
+        2,
+        14,
+        "TP{tp} · PP{pp} · DP{dp} ({world} ranks), TP varying fastest, then PP, then DP. Which pipeline stage "
+        "(0-based) does global rank {rank} belong to?",
+        _grid,
+        lambda p, fn: fn(p["rank"], _sizes(p))["pp"],
+        lambda p: [
+            Step("=", f"rank // TP = {p['rank']} // {p['tp']}", p["rank"] // p["tp"]),
+            Step(
+                "-",
+                f"whole rounds of PP: ({p['rank'] // p['tp']} // {p['pp']}) × {p['pp']}",
+                p["rank"] // p["tp"] // p["pp"] * p["pp"],
+            ),
+        ],
+        "1",
+        rtol=1e-9,
+        source="mixed-radix rank = tp + TP·(pp + PP·dp) (Megatron-style order with TP innermost)",
+    ),
+    T(
+        "l14.rank_dp_coord",
+        (*FN, "rank_coords"),
+        "parallelism",
+        2,
+        14,
+        "TP{tp} · PP{pp} · DP{dp} ({world} ranks), TP varying fastest, then PP, then DP. Which data-parallel replica "
+        "(0-based) does global rank {rank} belong to?",
+        _grid,
+        lambda p, fn: fn(p["rank"], _sizes(p))["dp"],
+        lambda p: [
+            Step("=", "rank", p["rank"]),
+            Step("÷", "TP × PP ranks per replica", p["tp"] * p["pp"]),
+            Step("-", "drop the fraction", p["rank"] / (p["tp"] * p["pp"]) - p["rank"] // (p["tp"] * p["pp"])),
+        ],
+        "1",
+        rtol=1e-9,
+        source="mixed-radix rank = tp + TP·(pp + PP·dp)",
+    ),
+    T(
+        "l14.alltoall_cross_rail",
+        (*FN, "alltoall_flow_classes"),
+        "communication",
+        3,
+        14,
+        "An all-to-all over {nodes} nodes of {g} GPUs on a rail-optimized fabric (GPU i of every node on leaf i). Of "
+        "the ordered (source, destination) flows, how many cross rails (different node and different GPU index)?",
+        _a2a,
+        lambda p, fn: fn(p["nodes"], p["g"])["cross_rail"],
+        lambda p: [
+            Step("=", "ordered node pairs n(n−1)", p["nodes"] * (p["nodes"] - 1)),
+            Step("×", "ordered GPU-index pairs with different indices g(g−1)", p["g"] * (p["g"] - 1)),
+        ],
+        "1",
+        rtol=1e-9,
+        source="rail-optimized topology: same-rail traffic stays on one leaf",
+    ),
+    T(
+        "l14.alltoall_intra_node",
+        (*FN, "alltoall_flow_classes"),
+        "communication",
+        2,
+        14,
+        "An all-to-all over {nodes} nodes of {g} GPUs: how many of the ordered flows stay inside a node (NVLink)?",
+        _a2a,
+        lambda p, fn: fn(p["nodes"], p["g"])["intra_node"],
+        lambda p: [
+            Step("=", "nodes", p["nodes"]),
+            Step("×", "ordered pairs inside a node g(g−1)", p["g"] * (p["g"] - 1)),
+        ],
+        "1",
+        rtol=1e-9,
+    ),
+]

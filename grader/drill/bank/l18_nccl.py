@@ -1,0 +1,157 @@
+"""L18 · NCCL by the numbers: ring bytes per rank, bus bandwidth, ring vs tree, protocol choice."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from grader.drill.bank._kit import GB, MiB, Params, Step, T
+
+FN = ("l18_nccl", "nccl")
+FACTOR = {
+    "all_reduce": "2(P−1)/P",
+    "all_gather": "(P−1)/P",
+    "reduce_scatter": "(P−1)/P",
+    "all_to_all": "(P−1)/P",
+    "broadcast": "1",
+}
+
+
+def _ring(rng: random.Random) -> Params:
+    gb = rng.choice([1, 14, 16, 140, 810])
+    return {"gb": gb, "bytes": gb * GB, "ranks": rng.choice([2, 4, 8, 16, 64, 512, 1024])}
+
+
+def _busbw(rng: random.Random) -> Params:
+    coll = rng.choice(sorted(FACTOR))
+    return {"coll": coll, "ranks": rng.choice([2, 4, 8, 16, 32]), "alg_gb": rng.choice([20, 45, 120, 240, 380])}
+
+
+def _factor(coll: str, n: int) -> float:
+    return {"all_reduce": 2 * (n - 1) / n, "broadcast": 1.0}.get(coll, (n - 1) / n)
+
+
+def _algos(rng: random.Random) -> Params:
+    mib = rng.choice([1, 4, 16, 64, 256])
+    return {
+        "mib": mib,
+        "bytes": mib * MiB,
+        "ranks": rng.choice([8, 16, 64, 256]),
+        "alpha_us": rng.choice([2, 5, 10]),
+        "beta_gb": rng.choice([45, 100, 450]),
+    }
+
+
+def _tree_steps(p: Params) -> list[Step]:
+    n, a, b = p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9
+    return [
+        Step("=", f"2·log2(P) = {2 * math.log2(n):g} latencies × α", 2 * math.log2(n) * a, "s"),
+        Step("+", "every byte up and down the tree: 2·S / (0.85·β)", 2 * p["bytes"] / (0.85 * b), "s"),
+    ]
+
+
+def _ring_steps(p: Params) -> list[Step]:
+    n, a, b = p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9
+    return [
+        Step("=", f"2(P−1) = {2 * (n - 1)} steps × α", 2 * (n - 1) * a, "s"),
+        Step("+", "2(P−1)/P · S / β", 2 * (n - 1) / n * p["bytes"] / b, "s"),
+    ]
+
+
+def _proto(rng: random.Random) -> Params:
+    kib = rng.choice([1, 4, 16, 64, 256, 1024, 4096, 65536, 262144])
+    return {"kib": kib, "bytes": kib * 1024}
+
+
+PROTOS = ("ll", "ll128", "simple")
+MODEL = {"simple": (6e-6, 450e9), "ll": (1e-6, 225e9), "ll128": (2e-6, 450e9 * 120 / 128)}
+
+
+def _proto_steps(p: Params) -> list[Step]:
+    return [
+        Step("=", f"{k}: {lat * 1e6:g} µs + S / {bw / 1e9:.4g} GB/s", lat + p["bytes"] / bw, "s")
+        for k, (lat, bw) in MODEL.items()
+    ]
+
+
+TEMPLATES = [
+    T(
+        "l18.ring_bytes_per_rank",
+        (*FN, "ring_allreduce_bytes_per_rank"),
+        "communication",
+        1,
+        18,
+        "A ring all-reduce of {gb} GB of gradients over {ranks} ranks: how many bytes does each rank send?",
+        _ring,
+        lambda p, fn: fn(p["bytes"], p["ranks"]),
+        lambda p: [
+            Step("=", "message M", p["bytes"], "B"),
+            Step("×", "reduce-scatter + all-gather: 2(P−1)/P", 2 * (p["ranks"] - 1) / p["ranks"]),
+        ],
+        "B",
+        ("GB", "GiB", "TB", "B"),
+        source="Patarasuk & Yuan 2009 (bandwidth-optimal ring)",
+    ),
+    T(
+        "l18.bus_bandwidth",
+        (*FN, "bus_bandwidth"),
+        "communication",
+        2,
+        18,
+        "nccl-tests reports algbw = {alg_gb} GB/s for {coll} over {ranks} GPUs. What busbw does it report?",
+        _busbw,
+        lambda p, fn: fn(p["alg_gb"] * 1e9, p["ranks"], p["coll"]),
+        lambda p: [
+            Step("=", "algbw = S / t", p["alg_gb"] * 1e9, "B/s"),
+            Step("×", f"{p['coll']} factor {FACTOR[p['coll']]}", _factor(p["coll"], p["ranks"])),
+        ],
+        "B/s",
+        ("GB/s", "Gb/s", "B/s"),
+        source="nccl-tests doc/PERFORMANCE.md",
+    ),
+    T(
+        "l18.ring_time",
+        (*FN, "allreduce_algorithm_times"),
+        "communication",
+        2,
+        18,
+        "All-reduce of {mib} MiB over {ranks} ranks, α = {alpha_us} µs per step, β = {beta_gb} GB/s: how long does "
+        "the ring algorithm take?",
+        _algos,
+        lambda p, fn: fn(p["bytes"], p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9)["ring"],
+        _ring_steps,
+        "s",
+        ("ms", "us", "s"),
+        source="α-β model of the ring (Thakur et al. 2005)",
+    ),
+    T(
+        "l18.tree_time",
+        (*FN, "allreduce_algorithm_times"),
+        "communication",
+        3,
+        18,
+        "All-reduce of {mib} MiB over {ranks} ranks, α = {alpha_us} µs, β = {beta_gb} GB/s, a double binary tree "
+        "reaching 85 % of the link bandwidth: how long does the tree algorithm take?",
+        _algos,
+        lambda p, fn: fn(p["bytes"], p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9)["tree"],
+        _tree_steps,
+        "s",
+        ("ms", "us", "s"),
+        source="the lecture's lab model: t_tree = 2·log2(P)·α + 2S/(0.85·β)",
+    ),
+    T(
+        "l18.best_protocol",
+        (*FN, "best_protocol"),
+        "communication",
+        2,
+        18,
+        "NCCL on H100 NVLink, modelled as LL (1 µs, half the 450 GB/s: 4 flag bytes per 8), LL128 (2 µs, 120/128 of "
+        "it) and Simple (6 µs, full 450 GB/s). Which protocol is fastest for a {kib} KiB message?",
+        _proto,
+        lambda p, fn: fn(p["bytes"]),
+        _proto_steps,
+        kind="choice",
+        options=lambda p: list(PROTOS),
+        source="NCCL protocols: LL, LL128, Simple (NCCL docs; the lecture's model)",
+    ),
+]

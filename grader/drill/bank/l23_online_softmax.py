@@ -1,0 +1,69 @@
+"""L23 · Softmax's bytes: three passes, online, fused."""
+
+from __future__ import annotations
+
+import random
+
+from grader.drill.bank._kit import Params, Step, T
+
+FN = ("l23_online_softmax", "softmax", "softmax_hbm_bytes")
+READS = {"three_pass": 3, "online": 2, "fused": 1}
+
+
+def _sm(rng: random.Random) -> Params:
+    return {
+        "rows": rng.choice([1024, 4096, 32768]),
+        "cols": rng.choice([1000, 4096, 32000, 128256]),
+        "e": rng.choice([2, 4]),
+        "alg": rng.choice(sorted(READS)),
+    }
+
+
+def _steps(p: Params) -> list[Step]:
+    x = p["rows"] * p["cols"] * p["e"]
+    return [
+        Step("=", f"{p['alg']}: x read {READS[p['alg']]} time(s)", READS[p["alg"]] * x, "B"),
+        Step("+", "y written once", x, "B"),
+    ]
+
+
+NAMES = {
+    "three_pass": "three-pass (max, sum, normalize)",
+    "online": "online (stats pass, then normalize)",
+    "fused": "fused (the row stays on chip)",
+}
+
+TEMPLATES = [
+    T(
+        "l23.softmax_bytes",
+        FN,
+        "kernels",
+        1,
+        23,
+        lambda p: (
+            f"Row-wise softmax of a {p['rows']} × {p['cols']} tensor of {p['e']}-byte elements, "
+            f"{NAMES[p['alg']]}: how many bytes move to and from HBM?"
+        ),
+        _sm,
+        lambda p, fn: fn(p["rows"], p["cols"], p["e"], p["alg"]),
+        _steps,
+        "B",
+        ("MB", "GB", "MiB", "B"),
+        source="Milakov & Gimelshein 2018 (online normalizer calculation for softmax)",
+    ),
+    T(
+        "l23.softmax_order",
+        FN,
+        "kernels",
+        1,
+        23,
+        "Order these softmax implementations by HBM traffic for the same {rows} × {cols} tensor, least first.",
+        _sm,
+        lambda p, fn: sorted(
+            NAMES.values(), key=lambda v: fn(p["rows"], p["cols"], p["e"], next(k for k, n in NAMES.items() if n == v))
+        ),
+        lambda p: [Step("=", f"{NAMES[k]}: {READS[k]} read(s) + 1 write of the tensor", READS[k] + 1) for k in NAMES],
+        kind="order",
+        options=lambda p: [NAMES[k] for k in ("three_pass", "fused", "online")],
+    ),
+]

@@ -1,0 +1,117 @@
+"""L26 · Decoder architecture: SwiGLU width, a GQA block's parameters, NTK RoPE base, decode attention intensity."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from grader.drill.bank._kit import Params, Step, T, shape
+
+FN = ("l26_decoder_arch", "decoder")
+
+
+def _swiglu(rng: random.Random) -> Params:
+    return {
+        "h": rng.choice([2048, 4096, 5120, 8192]),
+        "mult": rng.choice([256, 1024, 4096]),
+        "m": rng.choice([1.0, 1.3, 1.5]),
+    }
+
+
+def _swiglu_steps(p: Params) -> list[Step]:
+    base = int(2 * 4 * p["h"] / 3)
+    scaled = int(p["m"] * base)
+    up = -(-scaled // p["mult"]) * p["mult"]
+    return [
+        Step("=", f"int(2·4h/3) = {base}", base),
+        Step("+", f"× ffn_dim_multiplier {p['m']:g}, truncated", scaled - base),
+        Step("+", f"rounded up to a multiple of {p['mult']}", up - scaled),
+    ]
+
+
+def _layer_steps(p: Params) -> list[Step]:
+    h, kvd, f = p["hidden"], p["kv"] * p["head_dim"], p["ffn"]
+    return [
+        Step("=", "Wq and Wo: 2·h²", 2 * h * h),
+        Step("+", "Wk and Wv: 2·h·h_kv", 2 * h * kvd),
+        Step("+", "gate, up, down: 3·h·f", 3 * h * f),
+        Step("+", "two RMSNorm weights: 2·h", 2 * h),
+    ]
+
+
+def _ntk(rng: random.Random) -> Params:
+    return {"base": rng.choice([10_000, 500_000]), "alpha": rng.choice([2, 4, 8, 16]), "d": rng.choice([64, 128])}
+
+
+def _gqa(rng: random.Random) -> Params:
+    heads = rng.choice([32, 64, 128])
+    return {"heads": heads, "kv": rng.choice([h for h in (1, 4, 8, heads) if heads % h == 0]), "e": rng.choice([1, 2])}
+
+
+TEMPLATES = [
+    T(
+        "l26.swiglu_hidden",
+        (*FN, "swiglu_hidden"),
+        "memory",
+        2,
+        26,
+        "LLaMA's FeedForward with dim {h}, multiple_of {mult}, ffn_dim_multiplier {m:g}: what is the FFN's hidden "
+        "width?",
+        _swiglu,
+        lambda p, fn: fn(p["h"], p["mult"], p["m"]),
+        _swiglu_steps,
+        "1",
+        rtol=1e-9,
+        source="Meta's llama/model.py FeedForward.__init__",
+    ),
+    T(
+        "l26.gqa_layer_params",
+        (*FN, "gqa_layer_params"),
+        "memory",
+        2,
+        26,
+        "One {model} decoder block: hidden {hidden}, {heads} query heads and {kv} KV heads of {head_dim}, SwiGLU width "
+        "{ffn}, no biases. How many parameters?",
+        lambda rng: shape(rng),
+        lambda p, fn: fn(p["hidden"], p["heads"], p["kv"], p["ffn"])["total"],
+        _layer_steps,
+        "1",
+        rtol=1e-5,
+    ),
+    T(
+        "l26.ntk_scaled_base",
+        (*FN, "ntk_scaled_base"),
+        "serving",
+        2,
+        26,
+        "NTK-aware RoPE scaling: base {base}, head dim {d}, context stretched {alpha}×. What is the new base?",
+        _ntk,
+        lambda p, fn: fn(p["base"], p["alpha"], p["d"]),
+        lambda p: [
+            Step("=", "base", p["base"]),
+            Step("×", f"α^(d/(d−2)) = {p['alpha']}^({p['d']}/{p['d'] - 2})", p["alpha"] ** (p["d"] / (p["d"] - 2))),
+        ],
+        "1",
+        rtol=0.005,
+        source="NTK-aware scaled RoPE (bloc97, 2023)",
+    ),
+    T(
+        "l26.decode_attention_intensity",
+        (*FN, "decode_attention_intensity"),
+        "serving",
+        2,
+        26,
+        "Decode attention, one new token against S cached tokens: {heads} query heads, {kv} KV heads, KV cache in "
+        "{e}-byte elements. What is the arithmetic intensity in FLOP/B (S cancels)?",
+        _gqa,
+        lambda p, fn: fn(p["heads"], p["kv"], p["e"]),
+        lambda p: [
+            Step("=", "FLOPs 4·H_q·S·d, per S·d", 4 * p["heads"]),
+            Step("÷", f"bytes 2·H_kv·S·d·{p['e']}, per S·d", 2 * p["kv"] * p["e"], "B"),
+        ],
+        "1",
+        rtol=0.01,
+        source="GQA (Ainslie et al. 2023): each KV head is read once for its group of query heads",
+    ),
+]
+_ = math

@@ -1,0 +1,93 @@
+"""L30 · Model parallelism: the pipeline bubble (two definitions) and tensor parallelism's traffic."""
+
+from __future__ import annotations
+
+import random
+
+from grader.drill.bank._kit import Params, Step, T
+
+FN = ("l30_model_parallel", "parallel")
+
+
+def _pp(rng: random.Random) -> Params:
+    return {"p": rng.choice([2, 4, 8, 16]), "m": rng.choice([4, 8, 16, 32, 64]), "v": rng.choice([1, 1, 2, 4])}
+
+
+def _inter(p: Params) -> str:
+    return f", interleaved with {p['v']} virtual stages per GPU" if p["v"] > 1 else ""
+
+
+def _tp(rng: random.Random) -> Params:
+    return {
+        "b": rng.choice([1, 2, 4]),
+        "s": rng.choice([2048, 4096, 8192]),
+        "h": rng.choice([4096, 8192, 16384]),
+        "tp": rng.choice([2, 4, 8]),
+    }
+
+
+def _tp_steps(p: Params) -> list[Step]:
+    m = p["b"] * p["s"] * p["h"] * 2
+    return [
+        Step("=", "message: b·s·h × 2 B", m, "B"),
+        Step("×", f"ring: 2(tp−1)/tp = {2 * (p['tp'] - 1)}/{p['tp']}", 2 * (p["tp"] - 1) / p["tp"]),
+        Step("×", "all-reduces per layer: attention and MLP, forward and backward", 4),
+    ]
+
+
+TEMPLATES = [
+    T(
+        "l30.bubble_time_fraction",
+        (*FN, "pipeline_bubble_time_fraction"),
+        "parallelism",
+        2,
+        30,
+        lambda p: (
+            f"A {p['p']}-stage pipeline, {p['m']} micro-batches per step{_inter(p)} (1F1B). What fraction of "
+            "the step's wall time does each stage idle?"
+        ),
+        _pp,
+        lambda p, fn: fn(p["p"], p["m"], p["v"]),
+        lambda p: [
+            Step("=", "bubble: p − 1 chunk-times", p["p"] - 1),
+            Step("÷", "wall time: v·m + p − 1", p["v"] * p["m"] + p["p"] - 1),
+        ],
+        "ratio",
+        ("%",),
+        rtol=0.005,
+        source="the course's definition: idle share of wall time (p−1)/(v·m + p−1)",
+    ),
+    T(
+        "l30.bubble_ratio",
+        (*FN, "pipeline_bubble_ratio"),
+        "parallelism",
+        2,
+        30,
+        lambda p: (
+            f"A {p['p']}-stage pipeline, {p['m']} micro-batches{_inter(p)}. What is Megatron's bubble ratio "
+            "(bubble time over ideal compute time)?"
+        ),
+        _pp,
+        lambda p, fn: fn(p["p"], p["m"], p["v"]),
+        lambda p: [Step("=", "bubble: p − 1", p["p"] - 1), Step("÷", "ideal: v·m", p["v"] * p["m"])],
+        "ratio",
+        ("%",),
+        rtol=0.005,
+        source="Narayanan et al. 2021 (Megatron-LM), (p−1)/(v·m)",
+    ),
+    T(
+        "l30.tp_allreduce_bytes",
+        (*FN, "tp_allreduce_bytes_per_layer"),
+        "communication",
+        3,
+        30,
+        "Megatron tensor parallelism TP = {tp}, micro-batch {b}, sequence {s}, hidden {h}, bf16 activations. How "
+        "many bytes does each GPU send per transformer layer and training step?",
+        _tp,
+        lambda p, fn: fn(p["b"], p["s"], p["h"], p["tp"]),
+        _tp_steps,
+        "B",
+        ("GB", "MB", "GiB", "B"),
+        source="Shoeybi et al. 2019: two all-reduces forward, two backward per layer",
+    ),
+]

@@ -1,0 +1,50 @@
+"""L31 · MoE: expert capacity."""
+
+from __future__ import annotations
+
+import math
+import random
+from fractions import Fraction
+
+from grader.drill.bank._kit import Params, Step, T
+
+FN = ("l31_pipeline_moe", "moe", "expert_capacity")
+
+
+def _cap(rng: random.Random) -> Params:
+    return {
+        "tokens": rng.choice([512, 1000, 2048, 4096, 8192]),
+        "experts": rng.choice([8, 16, 64, 256]),
+        "k": rng.choice([1, 2, 8]),
+        "cf": rng.choice([1.0, 1.1, 1.25, 1.5, 2.0]),
+    }
+
+
+def _steps(p: Params) -> list[Step]:
+    exact = Fraction(str(p["cf"])) * p["k"] * p["tokens"] / p["experts"]
+    return [
+        Step("=", "capacity factor", p["cf"]),
+        Step("×", "k assignments per token", p["k"]),
+        Step("×", "tokens", p["tokens"]),
+        Step("÷", "experts", p["experts"]),
+        Step("+", "round up to a whole slot", float(math.ceil(exact) - exact)),
+    ]
+
+
+TEMPLATES = [
+    T(
+        "l31.expert_capacity",
+        FN,
+        "parallelism",
+        2,
+        31,
+        "A MoE layer with {experts} experts, top-{k} routing, {tokens} tokens in the batch, capacity factor {cf:g}. "
+        "How many assignments may one expert take?",
+        _cap,
+        lambda p, fn: fn(p["tokens"], p["experts"], p["k"], p["cf"]),
+        _steps,
+        "1",
+        rtol=1e-9,
+        source="Switch Transformer (Fedus et al. 2021): capacity = ceil(cf · k · T / E)",
+    ),
+]

@@ -1,0 +1,178 @@
+"""L36 · Inference capacity planning: KV per GPU under TP, the KV pool, B_max, the cluster's size."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from grader.drill.bank._kit import GB, Params, Step, T
+
+FN = ("l36_capacity_planning", "capacity")
+MODELS = {
+    "LLaMA-3-70B": (80, 8, 128, 70),
+    "Qwen2.5-72B": (80, 8, 128, 72),
+    "LLaMA-3-8B": (32, 8, 128, 8),
+    "LLaMA-2-13B": (40, 40, 128, 13),
+}
+
+
+def _kv(rng: random.Random) -> Params:
+    name = rng.choice(sorted(MODELS))
+    layers, kv, hd, billions = MODELS[name]
+    return {
+        "model": name,
+        "layers": layers,
+        "kv": kv,
+        "hd": hd,
+        "billions": billions,
+        "tp": rng.choice([t for t in (1, 2, 4, 8, 16) if kv % t == 0 or t % kv == 0]),
+    }
+
+
+def _kv_steps(p: Params) -> list[Step]:
+    heads = max(1, p["kv"] // p["tp"])
+    return [
+        Step("=", "K and V × layers", 2 * p["layers"]),
+        Step("×", f"KV heads on this GPU: max(1, {p['kv']}/{p['tp']})", heads),
+        Step("×", "head dim", p["hd"]),
+        Step("×", "bf16", 2, "B"),
+    ]
+
+
+def _pool(rng: random.Random) -> Params:
+    gpu_gb = rng.choice([80, 141])
+    weights = rng.choice([9, 18, 35, 40])
+    return {
+        "gpu_gb": gpu_gb,
+        "util": rng.choice([0.85, 0.9, 0.92, 0.95]),
+        "w_gb": weights,
+        "rt_gb": rng.choice([2, 4, 6]),
+    }
+
+
+def _pool_steps(p: Params) -> list[Step]:
+    return [
+        Step("=", f"budget: floor({p['gpu_gb']} GB × {p['util']})", math.floor(p["gpu_gb"] * GB * p["util"]), "B"),
+        Step("-", "weights", p["w_gb"] * GB, "B"),
+        Step("-", "runtime (context, graphs, activations)", p["rt_gb"] * GB, "B"),
+    ]
+
+
+def _bmax(rng: random.Random) -> Params:
+    return {
+        "pool_gb": rng.choice([20, 35, 50, 60]),
+        "kvt": rng.choice([40_960, 131_072, 163_840, 327_680]),
+        "s": rng.choice([2000, 4096, 8192, 17000, 32768]),
+    }
+
+
+def _bmax_steps(p: Params) -> list[Step]:
+    per = p["kvt"] * p["s"]
+    exact = p["pool_gb"] * GB / per
+    return [
+        Step("=", "pool", p["pool_gb"] * GB, "B"),
+        Step("÷", "KV bytes of one request: per token × S_total", per, "B"),
+        Step("-", "whole requests only", exact - math.floor(exact)),
+    ]
+
+
+def _cluster(rng: random.Random) -> Params:
+    return {
+        "qps": rng.choice([10, 20, 40, 80]),
+        "sgen": rng.choice([200, 400, 800]),
+        "ttft": rng.choice([0.3, 0.6, 1.0]),
+        "tpot_ms": rng.choice([20, 30, 50]),
+        "node_tps": rng.choice([1600, 3200, 6400]),
+        "bmax": rng.choice([64, 120, 256, 610]),
+    }
+
+
+def _args(p: Params) -> tuple:
+    return p["qps"], p["sgen"], p["ttft"], p["tpot_ms"] / 1000, p["node_tps"], p["bmax"], 8
+
+
+def _cluster_steps(p: Params) -> list[Step]:
+    thr = math.ceil(p["qps"] * p["sgen"] / p["node_tps"] * 1.25 * 1.15 - 1e-9)
+    life = p["ttft"] + p["sgen"] * p["tpot_ms"] / 1000
+    mem = math.ceil(math.ceil(p["qps"] * life / p["bmax"] - 1e-9) * 1.25 * 1.15 - 1e-9)
+    if thr >= mem:
+        return [
+            Step(
+                "=", f"throughput: ceil(QPS·S_gen / node tok/s × 1.25 × 1.15) = {thr} nodes (memory needs {mem})", thr
+            ),
+            Step("×", "GPUs per node", 8),
+        ]
+    return [
+        Step(
+            "=",
+            f"memory: concurrency QPS·(TTFT + S_gen·TPOT) = {p['qps'] * life:g}, over B_max per node, "
+            f"× 1.25 × 1.15 → {mem} nodes (throughput needs {thr})",
+            mem,
+        ),
+        Step("×", "GPUs per node", 8),
+    ]
+
+
+TEMPLATES = [
+    T(
+        "l36.kv_per_token_per_gpu",
+        (*FN, "kv_bytes_per_token_per_gpu"),
+        "serving",
+        2,
+        36,
+        "{model} ({layers} layers, {kv} KV heads of {hd}), bf16 KV cache, tensor parallel TP = {tp}: how many bytes "
+        "of KV does one GPU cache per token?",
+        _kv,
+        lambda p, fn: fn(p["layers"], p["kv"], p["hd"], p["tp"]),
+        _kv_steps,
+        "B",
+        ("KiB", "KB", "B"),
+        source="vLLM replicates KV heads when TP exceeds their count",
+    ),
+    T(
+        "l36.kv_pool",
+        (*FN, "kv_pool_bytes"),
+        "serving",
+        1,
+        36,
+        "A {gpu_gb} GB GPU, gpu_memory_utilization {util}, {w_gb} GB of weights on it, {rt_gb} GB of runtime "
+        "(CUDA context, graphs, activations). How many bytes are left for the paged KV cache?",
+        _pool,
+        lambda p, fn: fn(p["gpu_gb"] * GB, p["util"], p["w_gb"] * GB, p["rt_gb"] * GB),
+        _pool_steps,
+        "B",
+        ("GB", "GiB", "B"),
+        source="vLLM's memory profiling: pool = total × utilization − weights − runtime",
+    ),
+    T(
+        "l36.b_max",
+        (*FN, "b_max"),
+        "serving",
+        2,
+        36,
+        "A GPU's KV pool holds {pool_gb} GB; the model needs {kvt} B of KV per token on this GPU; each request is "
+        "{s} tokens (prompt + generation). How many requests fit at once?",
+        _bmax,
+        lambda p, fn: fn(p["pool_gb"] * GB, p["kvt"], p["s"]),
+        _bmax_steps,
+        "1",
+        rtol=1e-9,
+        source="whole requests: floor(pool / (KV per token × S_total))",
+    ),
+    T(
+        "l36.cluster_gpus",
+        (*FN, "cluster_size"),
+        "serving",
+        3,
+        36,
+        "A chat service: {qps} QPS, {sgen} generated tokens per request, TTFT {ttft} s, TPOT {tpot_ms} ms. One 8-GPU "
+        "node sustains {node_tps} tokens/s and holds {bmax} concurrent requests. With 25 % burst headroom and 15 % "
+        "redundancy on both, how many GPUs?",
+        _cluster,
+        lambda p, fn: fn(*_args(p))["gpus"],
+        _cluster_steps,
+        "1",
+        rtol=1e-9,
+        source="Little's law for concurrency; throughput and memory sized separately, the larger wins",
+    ),
+]

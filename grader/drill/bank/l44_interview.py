@@ -1,0 +1,333 @@
+"""L44 · The interview whiteboard: a plan's static memory and verdict, the run's time and cost, hang triage."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from grader.constants import GPUS
+from grader.drill.bank._kit import GB, GiB, Params, Step, T
+
+FN = ("l44_interview", "interview")
+H100 = GPUS["H100-SXM"]
+BILLIONS = [70, 175, 405]
+
+
+def _plan(rng: random.Random) -> Params:
+    billions, gpus = rng.choice(BILLIONS), rng.choice([256, 512, 1024, 2048])
+    tp = rng.choice([4, 8, 8, 16])
+    pp = rng.choice([p for p in (1, 2, 4, 8, 16) if tp * p <= gpus])
+    return {
+        "billions": billions,
+        "n": billions * 10**9,
+        "gpus": gpus,
+        "tp": tp,
+        "pp": pp,
+        "dp": gpus // (tp * pp),
+        "z": rng.choice([0, 1, 1, 2, 3]),
+        "act_gib": rng.choice([10, 20, 30]),
+    }
+
+
+def _static_steps(p: Params) -> list[Step]:
+    local = -(-p["n"] // (p["tp"] * p["pp"]))
+    shard = -(-local // p["dp"])
+    z = p["z"]
+    return [
+        Step(
+            "=",
+            f"bf16 weights: 2 B × {'Ψ/(TP·PP·DP)' if z >= 3 else 'Ψ/(TP·PP)'}",
+            2 * (shard if z >= 3 else local),
+            "B",
+        ),
+        Step(
+            "+",
+            f"bf16 gradients: 2 B × {'Ψ/(TP·PP·DP)' if z >= 2 else 'Ψ/(TP·PP)'}",
+            2 * (shard if z >= 2 else local),
+            "B",
+        ),
+        Step(
+            "+",
+            f"Adam states: 12 B × {'Ψ/(TP·PP·DP)' if z >= 1 else 'Ψ/(TP·PP)'}",
+            12 * (shard if z >= 1 else local),
+            "B",
+        ),
+    ]
+
+
+VERDICTS = ["passes", "fails: out of memory", "fails: TP·PP·DP is not the GPU count", "fails: both"]
+
+
+def _verdict_plan(rng: random.Random) -> Params:
+    p = _plan(rng)
+    p["dp"] = rng.choice([p["dp"], p["dp"], max(1, p["dp"] // 2)])
+    return p
+
+
+def _verdict(p: Params, fn) -> str:
+    errors = fn(p["n"], p["gpus"], p["tp"], p["pp"], p["dp"], p["z"], p["act_gib"] * GiB)["errors"]
+    return {(): VERDICTS[0], ("oom",): VERDICTS[1], ("gpu_count",): VERDICTS[2], ("gpu_count", "oom"): VERDICTS[3]}[
+        tuple(errors)
+    ]
+
+
+def _verdict_steps(p: Params) -> list[Step]:
+    static = sum(s.value for s in _static_steps(p))
+    return [
+        Step("=", f"TP·PP·DP = {p['tp'] * p['pp'] * p['dp']} vs {p['gpus']} GPUs", p["tp"] * p["pp"] * p["dp"]),
+        Step(
+            "=",
+            f"peak = static {static / GB:.2f} GB + activations {p['act_gib']} GiB, vs 80 GiB",
+            static + p["act_gib"] * GiB,
+            "B",
+        ),
+    ]
+
+
+def _run(rng: random.Random) -> Params:
+    billions = rng.choice([8, 70, 175, 405])
+    seqs, seq = rng.choice([512, 1024, 2048]), rng.choice([4096, 8192])
+    return {
+        "billions": billions,
+        "n": billions * 10**9,
+        "seqs": seqs,
+        "seq": seq,
+        "tokens": seqs * seq,
+        "trillions": rng.choice([1, 2, 4, 15]),
+        "gpus": rng.choice([512, 1024, 2048, 4096]),
+        "mfu": rng.choice([0.35, 0.4, 0.42, 0.5]),
+        "price": rng.choice([180, 250, 320]),
+    }
+
+
+def _run_args(p: Params) -> tuple:
+    return p["n"], p["tokens"], p["trillions"] * 10**12, p["gpus"], p["mfu"]
+
+
+def _flops_steps(p: Params) -> list[Step]:
+    return [
+        Step("=", "6 FLOPs per parameter per token", 6, "FLOP"),
+        Step("×", "parameters", p["n"]),
+        Step("×", f"tokens per step: {p['seqs']} × {p['seq']}", p["tokens"]),
+    ]
+
+
+def _step_s(p: Params) -> float:
+    return 6 * p["n"] * p["tokens"] / (p["gpus"] * H100.bf16_flops * p["mfu"])
+
+
+def _step_steps(p: Params) -> list[Step]:
+    return [
+        *_flops_steps(p),
+        Step("÷", "GPUs", p["gpus"]),
+        Step("÷", "H100 dense bf16 peak", H100.bf16_flops, "FLOP/s"),
+        Step("÷", "MFU", p["mfu"]),
+    ]
+
+
+def _n_steps(p: Params) -> int:
+    return math.ceil(p["trillions"] * 10**12 / p["tokens"])
+
+
+def _count_steps(p: Params) -> list[Step]:
+    exact = p["trillions"] * 10**12 / p["tokens"]
+    return [
+        Step("=", "total tokens", p["trillions"] * 10**12),
+        Step("÷", "tokens per step", p["tokens"]),
+        Step("+", "a partial last step is a step: round up", math.ceil(exact) - exact),
+    ]
+
+
+def _days_steps(p: Params) -> list[Step]:
+    return [
+        Step("=", "whole steps", _n_steps(p)),
+        Step("×", "seconds per step: 6·Ψ·tokens / (N · peak · MFU)", _step_s(p), "s"),
+        Step("÷", "seconds per day", 86_400),
+    ]
+
+
+def _cost_steps(p: Params) -> list[Step]:
+    return [
+        *_days_steps(p),
+        Step("×", "hours per day", 24),
+        Step("×", "8-GPU nodes", -(-p["gpus"] // 8)),
+        Step("×", "price per node-hour", p["price"]),
+    ]
+
+
+STACK = {
+    "grads": ("all_reduce", "train.py:88"),
+    "eval": ("all_reduce", "train.py:151"),
+    "barrier": ("barrier", "train.py:140"),
+    "ckpt": (None, "checkpoint.py:42"),
+    "loader": (None, "data.py:77"),
+}
+RUN_PROMPT = {
+    "grads": "all_reduce called from train.py:88 (gradient sync)",
+    "eval": "all_reduce called from train.py:151 (evaluation metrics)",
+    "barrier": "barrier called from train.py:140 (before a checkpoint)",
+    "ckpt": "no collective: torch.save writing a checkpoint (checkpoint.py:42)",
+    "loader": "no collective: waiting on the data loader (data.py:77)",
+}
+TRIAGE = {
+    "straggler_or_network": "every rank waits in the same collective: a straggler or the network",
+    "straggler": "a rank has not reached the collective: a straggler",
+    "divergence": "ranks wait in collectives that can never match: control flow diverged",
+    "no_collective": "no rank is in a collective: not a collective hang",
+}
+
+
+def _hang(rng: random.Random) -> Params:
+    n = rng.choice([4, 8, 16])
+    kind = rng.choice(["same", "same", "idle", "diverge"])
+    where = ["grads"] * n
+    if kind != "same":
+        odd = rng.sample(range(n), rng.choice([1, 1, 2]))
+        for r in odd:
+            where[r] = rng.choice(["ckpt", "loader"] if kind == "idle" else ["eval", "barrier"])
+    return {"n": n, "where": where, "listing": "; ".join(f"rank {r}: {RUN_PROMPT[w]}" for r, w in enumerate(where))}
+
+
+def _dump(where: str) -> str:
+    coll, site = STACK[where]
+    file, line = site.split(":")
+    frames = (
+        [
+            f"    {coll} (torch/distributed/distributed_c10d.py:2195)",
+            "    wrapper (torch/distributed/c10d_logger.py:75)",
+        ]
+        if coll
+        else ["    write (torch/serialization.py:496)"]
+    )
+    frames += [f"    step ({file}:{line})", "    <module> (train.py:210)"]
+    return 'Process 1: python train.py\n\nThread 1 (active): "MainThread"\n' + "\n".join(frames) + "\n"
+
+
+def _triage(p: Params, fn) -> str:
+    return TRIAGE[fn({r: _dump(w) for r, w in enumerate(p["where"])})["verdict"]]
+
+
+def _triage_steps(p: Params) -> list[Step]:
+    groups: dict[str, list[int]] = {}
+    for r, w in enumerate(p["where"]):
+        groups.setdefault(w, []).append(r)
+    return [Step("=", f"{RUN_PROMPT[w]}: ranks {rs}", len(rs)) for w, rs in groups.items()]
+
+
+TEMPLATES = [
+    T(
+        "l44.plan_static_bytes",
+        (*FN, "plan_static_bytes"),
+        "parallelism",
+        2,
+        44,
+        "A dense {billions}B model on {gpus} GPUs, plan TP{tp} PP{pp} DP{dp} with ZeRO-{z}, mixed-precision Adam "
+        "(16 B/param). Static memory (weights + gradients + optimizer) per GPU?",
+        _plan,
+        lambda p, fn: fn(p["n"], p["tp"], p["pp"], p["dp"], p["z"])["total"],
+        _static_steps,
+        "B",
+        ("GB", "GiB", "B"),
+        source="TP·PP split the model, ZeRO shards over DP",
+    ),
+    T(
+        "l44.judge_plan",
+        (*FN, "judge_plan"),
+        "parallelism",
+        2,
+        44,
+        "A dense {billions}B model on {gpus} H100-80GB, plan TP{tp} PP{pp} DP{dp} with ZeRO-{z}, {act_gib} GiB of "
+        "activations per GPU. Does the plan pass?",
+        _verdict_plan,
+        _verdict,
+        _verdict_steps,
+        kind="choice",
+        options=lambda p: list(VERDICTS),
+        source="the lecture's judge: TP·PP·DP = N, static + activations ≤ 80 GiB",
+    ),
+    T(
+        "l44.flops_per_step",
+        (*FN, "training_run"),
+        "flops",
+        1,
+        44,
+        "A dense {billions}B model, global batch {seqs} sequences of {seq} tokens: how many FLOPs per training step?",
+        _run,
+        lambda p, fn: fn(*_run_args(p))["flops_per_step"],
+        _flops_steps,
+        "FLOP",
+        ("EFLOP", "PFLOP", "FLOP"),
+        source="6·Ψ per token",
+    ),
+    T(
+        "l44.step_seconds",
+        (*FN, "training_run"),
+        "flops",
+        2,
+        44,
+        "A dense {billions}B model, {seqs} × {seq} tokens per step, {gpus} H100 (989 TFLOP/s dense bf16) at MFU "
+        "{mfu:.0%}: how long is a step?",
+        _run,
+        lambda p, fn: fn(*_run_args(p))["step_s"],
+        _step_steps,
+        "s",
+        ("s", "ms", "min"),
+        rtol=0.01,
+    ),
+    T(
+        "l44.steps",
+        (*FN, "training_run"),
+        "flops",
+        1,
+        44,
+        "Pre-training on {trillions}T tokens with {seqs} sequences of {seq} tokens per step: how many optimizer steps?",
+        _run,
+        lambda p, fn: fn(*_run_args(p))["steps"],
+        _count_steps,
+        "1",
+        rtol=1e-5,
+    ),
+    T(
+        "l44.run_days",
+        (*FN, "training_run"),
+        "flops",
+        3,
+        44,
+        "A dense {billions}B model, {seqs} × {seq} tokens per step, {trillions}T tokens, {gpus} H100 at MFU "
+        "{mfu:.0%}: how many days of training?",
+        _run,
+        lambda p, fn: fn(*_run_args(p))["days"],
+        _days_steps,
+        "day",
+        ("days", "h", "weeks"),
+        rtol=0.01,
+    ),
+    T(
+        "l44.run_cost",
+        (*FN, "training_run"),
+        "platform",
+        3,
+        44,
+        "A dense {billions}B model, {seqs} × {seq} tokens per step, {trillions}T tokens, {gpus} H100 (8 per node) at "
+        "MFU {mfu:.0%}, nodes rented at {price} per node-hour: what does the run cost (in currency units)?",
+        _run,
+        lambda p, fn: fn(*_run_args(p), node_hour_price=float(p["price"]))["cost"],
+        _cost_steps,
+        "1",
+        rtol=0.01,
+    ),
+    T(
+        "l44.hang_triage",
+        (*FN, "triage_hang"),
+        "operations",
+        2,
+        44,
+        "NCCL watchdog timeout; py-spy dumps of the {n} ranks' main threads show: {listing}. What is the verdict?",
+        _hang,
+        _triage,
+        _triage_steps,
+        kind="choice",
+        options=lambda p: list(TRIAGE.values()),
+        source="the lecture's decision tree, step 1: compare call sites, not only collective names",
+    ),
+]
