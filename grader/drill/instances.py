@@ -9,7 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -32,10 +32,8 @@ class Instance:
     source: str = "live"  # "live" (solutions/) or "bank" (the data file)
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["steps"] = [[s.op, s.label, s.value, s.unit] for s in self.steps]
-        d.pop("source")
-        return d
+        return {"template": self.template, "params": self.params, "prompt": self.prompt, "answer": self.answer,
+                "steps": [[s.op, s.label, s.value, s.unit] for s in self.steps], "options": list(self.options)}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Instance:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,11 @@ def available(solution: tuple[str, str, str]) -> bool:
 
 def function(solution: tuple[str, str, str]) -> Callable[..., Any]:
     """The graded function ``(unit, module, name)`` from solutions/ (AttributeError naming it when absent)."""
+    return _function(solutions_root(), tuple(solution))
+
+
+@cache
+def _function(root: Path, solution: tuple[str, str, str]) -> Callable[..., Any]:
     module = load_file(path_of(solution), label=f"solutions/{solution[0]}/{solution[1]}.py")
     fn = getattr(module, solution[2], None)
     if not callable(fn):

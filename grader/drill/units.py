@@ -56,6 +56,9 @@ def _table() -> dict[str, tuple[str, float]]:
 
 
 UNITS = _table()
+_BY_DIMENSION: dict[str, list[tuple[str, float]]] = {}
+for _name, (_dim, _f) in UNITS.items():
+    _BY_DIMENSION.setdefault(_dim, []).append((_name, _f))
 # a multiplier after the number for counts and money ("7B params", "$2.5M", "1.2k")
 MULTIPLIERS = {"k": 1e3, "K": 1e3, "thousand": 1e3, "M": 1e6, "m": 1e6, "million": 1e6, "B": 1e9, "bn": 1e9,
                "billion": 1e9, "T": 1e12, "trillion": 1e12}
@@ -178,8 +181,8 @@ def check(text: str, answer: float, unit: str, rtol: float, accept: tuple[str, .
         return Verdict("wrong_unit", f"{q.unit!r} measures {q.dimension}, the question asks for {dim}: {shown}")
     if close(q.value, want, rtol):
         return Verdict("right", f"right: {shown}")
-    for other, (d, f) in UNITS.items():
-        if d == dim and other != q.unit and close(q.number * f, want, rtol):
+    for other, f in _BY_DIMENSION[dim]:
+        if other != q.unit and close(q.number * f, want, rtol):
             return Verdict("wrong_unit", f"the number is right in {other}, not in {q.unit}: the answer is {shown} "
                                          f"({_hint(q.unit, other)})")
     return Verdict("wrong_number", f"wrong number: {text.strip()} is {_off(q.value, want)} the answer, {shown}")
