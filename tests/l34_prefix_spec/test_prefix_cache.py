@@ -45,7 +45,7 @@ def test_block_hashes_worked():
 
 
 @grade(block_hashes, "correctness", points=2, hint="Is the parent digest fed as its 32 raw bytes, before the tokens?")
-@settings(max_examples=40)
+@settings(max_examples=25)
 @given(tokens=st.lists(st.one_of(st.integers(0, 9), st.integers(0, 2**32 - 1)), max_size=70),
        b=st.sampled_from([1, 2, 3, 4, 16]))
 def test_block_hashes_match_the_chain(tokens, b):
@@ -198,7 +198,7 @@ SCRIPT = st.lists(st.tuples(st.sampled_from(["allocate", "allocate", "free"]), s
 
 @grade(PrefixCache, "correctness", points=3,
        hint="After every call: is each block either in some table (ref > 0) or in the free queue, never both?")
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(script=SCRIPT, n=st.integers(2, 9), b=st.sampled_from([1, 2, 3, 4]))
 def test_prefix_cache_random_scripts(script, n, b):
     ops = [("allocate", r, toks) if kind == "allocate" else ("free", r) for kind, r, toks in script]
