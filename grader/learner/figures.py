@@ -38,7 +38,8 @@ def line_chart_png(series: Sequence[tuple[Sequence[tuple[float, float]], str, bo
     """A PNG of one or more series on shared linear axes, each ``(points, color name, draw_line)``.
 
     Points are (x, y); ``draw_line=False`` draws markers only (measurements), True joins the points and
-    marks them (a model). Light grid lines at 5 divisions of each axis; ``y_range`` fixes the y axis.
+    marks them small (a model); series are drawn in order, so put measurements last. Light grid lines at 5
+    divisions of each axis; ``y_range`` fixes the y axis.
     """
     pts = [p for s, _, _ in series for p in s]
     if not pts:
@@ -79,10 +80,11 @@ def line_chart_png(series: Sequence[tuple[Sequence[tuple[float, float]], str, bo
                     for dx in (0, 1):
                         put(px + dx, py, c)
                         put(px, py + dx, c)
+        r = 2 if line else 5  # a model's points small, measured points large (drawn over a model's line)
         for px, py in pix:
-            for dx in range(-3, 4):
-                for dy in range(-3, 4):
-                    if dx * dx + dy * dy <= 9:
+            for dx in range(-r, r + 1):
+                for dy in range(-r, r + 1):
+                    if dx * dx + dy * dy <= r * r:
                         put(px + dx, py + dy, c)
     return _png(pixels, width, height)
 
