@@ -271,7 +271,7 @@ def test_conductor_pick_worked():
     """([0.8, 0, 0.5], [0.3, 0.05, 0.1], 0.4, 1, 1) → 2 (scores 0.38, 0.45, 0.3); ([0, 0], [2, 3], 0.4, 1, 1) → None."""
     for args, want in [(([0.8, 0, 0.5], [0.3, 0.05, 0.1], 0.4, 1, 1), 2), (([0, 0], [2, 3], 0.4, 1, 1), None),
                        (([0.8, 0, 0.5], [0.3, 0.05, 0.1], 0.4, 0.1, 1), 0), (([0.5], [0.2], 0.4, 1, 0.4), 0),
-                       (([0.5], [0.2], 0.4, 1, 0.39), None)]:
+                       (([0.5], [0.2], 0.4, 1, 0.39), None), (([0.5], [0.2], 0.4, 0.5, 0.35), None)]:
         got = conductor_pick(*args)
         assert got == want, (f"conductor_pick{args} = {got!r}, expected {want!r}: argmin (1 − H)·D + α·Q, then None "
                              "if that instance's Q + (1 − H)·D exceeds the SLO")
