@@ -64,6 +64,12 @@ extern "C" __global__ void block_tree(const float* x, float* per_block, float* t
     }
 }
 
+extern "C" __global__ void atomic_sum(const float* x, float* total) {
+    __shared__ float seen[256];
+    seen[threadIdx.x] = x[threadIdx.x];
+    atomicAdd(total, seen[threadIdx.x]);
+}
+
 extern "C" __global__ void conversions(const float* x, float* half_back, float* bf16_back, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
@@ -126,7 +132,7 @@ extern "C" __global__ void shfl_divergent(float* y) {
 
 @pytest.fixture(scope="module")
 def good() -> cuda_cpu.Runner:
-    return cuda_cpu.compile_cpu(GOOD, "good.cu", ["warp_ops", "block_tree", "conversions", "scaled_exp"])
+    return cuda_cpu.compile_cpu(GOOD, "good.cu", ["warp_ops", "block_tree", "atomic_sum", "conversions", "scaled_exp"])
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +233,16 @@ def test_warp_primitive_missing_lanes_is_divergence(faulty):
 def test_missing_barrier_is_a_race(faulty):
     x = np.arange(64, dtype=np.float32)
     msg = fault_of(faulty, "racy_reverse", (1,), (64,), [x, np.zeros(64, np.float32)])
-    assert "race" in msg and "`y` (parameter 1)" in msg, msg
+    assert "race on shared memory" in msg and "reads a word at faulty.cu line 27" in msg, msg
+    assert "writes it at faulty.cu line 26" in msg and "no __syncthreads()" in msg, msg
+
+
+def test_order_dependent_atomics_are_not_a_race(good):
+    """Float atomics add in thread order: the two orders round differently, but no shared word races."""
+    x = (np.random.default_rng(7).standard_normal(256) * 1e4).astype(np.float32)
+    total = np.zeros(1, np.float32)
+    cuda_cpu.launch(good, "atomic_sum", (1,), (256,), [x, total])
+    assert math.isclose(float(total[0]), float(x.astype(np.float64).sum()), rel_tol=1e-4, abs_tol=1.0)
 
 
 def test_endless_kernel_is_stopped_with_its_line(faulty, monkeypatch):
@@ -253,7 +268,7 @@ def test_wrong_arguments_and_compile_errors_are_explained(faulty):
 
 def test_compiles_are_cached_by_source(good):
     start = time.monotonic()
-    again = cuda_cpu.compile_cpu(GOOD, "good.cu", ["warp_ops", "block_tree", "conversions", "scaled_exp"])
+    again = cuda_cpu.compile_cpu(GOOD, "good.cu", ["warp_ops", "block_tree", "atomic_sum", "conversions", "scaled_exp"])
     assert again.path == good.path and time.monotonic() - start < 2
 
 

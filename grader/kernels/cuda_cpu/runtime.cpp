@@ -151,10 +151,59 @@ void init_fiber(Fiber& f) {
     f.state = READY;
 }
 
+// ---- race tracing (a rerun after the thread orders disagreed): every access to __shared__ variables
+// faults on a PROT_NONE page, is recorded, then single-stepped. Two accesses to one word by different
+// threads, one a write, with no __syncthreads() between them (nor a warp primitive, within a warp) race.
+bool tracing = false;
+int block_epoch = 0;
+std::vector<int> warp_epoch;
+struct Access {
+    int fiber = -1, epoch = -1, wepoch = -1;
+    unsigned long long pc = 0;
+};
+struct Word {
+    Access write, read;
+};
+std::vector<Word> words;
+
+extern "C" char __start_dripstone_smem[] __attribute__((weak));
+extern "C" char __stop_dripstone_smem[] __attribute__((weak));
+
+char* smem_lo() { return (char*)((uintptr_t)__start_dripstone_smem & ~(uintptr_t)4095); }
+size_t smem_len() { return ((uintptr_t)__stop_dripstone_smem + 4095 & ~(uintptr_t)4095) - (uintptr_t)smem_lo(); }
+void protect_shared(bool on) {
+    if (tracing && __start_dripstone_smem != __stop_dripstone_smem)
+        mprotect(smem_lo(), smem_len(), on ? PROT_NONE : PROT_READ | PROT_WRITE);
+}
+
+bool ordered(const Access& a, int fiber) {
+    if (a.fiber < 0 || a.fiber == fiber || a.epoch < block_epoch) return true;
+    return a.fiber / 32 == fiber / 32 && a.wepoch < warp_epoch[fiber / 32];
+}
+
+void record_access(const char* addr, bool write, unsigned long long pc) {
+    if (current < 0 || addr < __start_dripstone_smem || addr >= __stop_dripstone_smem) return;
+    Word& w = words[(addr - __start_dripstone_smem) / 4];
+    const Access now{current, block_epoch, warp_epoch[current / 32], pc};
+    const Access* other = nullptr;
+    if (!ordered(w.write, current)) other = &w.write;
+    else if (write && !ordered(w.read, current)) other = &w.read;
+    if (other) {
+        printf("RACEAT 0x%llx %s 0x%llx %s %s|%s\n", other->pc, other == &w.write ? "writes" : "reads", pc,
+               write ? "writes" : "reads", thread_name(other->fiber).c_str(), thread_name(current).c_str());
+        fflush(stdout);
+        _exit(5);
+    }
+    if (write) w.write = now;
+    else w.read = now;
+}
+
 void run_fiber(int i) {
     current = i;
     threadIdx = fibers[i].tid;
+    protect_shared(true);
     ds_switch(&scheduler_sp, fibers[i].sp);
+    protect_shared(false);
     current = -1;
 }
 
@@ -217,6 +266,7 @@ bool resolve_warp(int w, int nthreads) {
         Fiber& f = fibers[first + l];
         if (f.state == AT_WARP && !(f.mask & ~waiting)) f.state = READY;
     }
+    if (moved && tracing) ++warp_epoch[w];
     return moved;
 }
 
@@ -296,6 +346,7 @@ void run_block(int nthreads) {
                 fibers[i].result = fibers[i].op == 0 ? count : fibers[i].op == 1 ? all : any;
                 fibers[i].state = READY;
             }
+            ++block_epoch;
             continue;
         }
         stuck(nthreads);
@@ -372,12 +423,28 @@ static std::vector<Buffer> buffers;
 static void on_signal(int sig, siginfo_t* info, void* uc_) {
     ucontext_t* uc = (ucontext_t*)uc_;
     const unsigned long long pc = uc->uc_mcontext.gregs[REG_RIP];
+    if (sig == SIGTRAP) {  // the traced instruction ran: protect shared memory again
+        protect_shared(true);
+        uc->uc_mcontext.gregs[REG_EFL] &= ~0x100LL;
+        return;
+    }
+    const char* fault_addr = (const char*)info->si_addr;
+    if (sig == SIGSEGV && __start_dripstone_smem != __stop_dripstone_smem && fault_addr >= smem_lo() &&
+        fault_addr < smem_lo() + smem_len()) {
+        // unprotect before reading any global: the runtime's own variables may share these pages
+        mprotect(smem_lo(), smem_len(), PROT_READ | PROT_WRITE);
+        if (tracing && current >= 0) {
+            record_access(fault_addr, uc->uc_mcontext.gregs[REG_ERR] & 2, pc);
+            uc->uc_mcontext.gregs[REG_EFL] |= 0x100LL;  // single-step it, then SIGTRAP
+            return;
+        }
+    }
     std::string who = current >= 0 ? thread_name(current) : std::string("the launcher");
     if (sig == SIGALRM) {
         printf("FAULT timeout pc=0x%llx the kernel did not finish: %s was running when it was stopped\n", pc,
                who.c_str());
     } else {
-        const char* addr = (const char*)info->si_addr;
+        const char* addr = fault_addr;
         const bool write = uc->uc_mcontext.gregs[REG_ERR] & 2;
         std::string what = "an address outside every buffer";
         for (size_t i = 0; i < buffers.size(); ++i) {
@@ -402,10 +469,12 @@ static void on_signal(int sig, siginfo_t* info, void* uc_) {
 }
 
 static void install_handlers(unsigned seconds) {
-    static char altstack[64 * 1024];
+    // the handler's stack is mapped apart: a static one could share a page with __shared__ variables,
+    // which race tracing protects
+    const size_t alt = 64 * 1024;
     stack_t ss{};
-    ss.ss_sp = altstack;
-    ss.ss_size = sizeof altstack;
+    ss.ss_sp = mmap(nullptr, alt, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ss.ss_size = alt;
     sigaltstack(&ss, nullptr);
     struct sigaction sa {};
     sa.sa_sigaction = on_signal;
@@ -413,6 +482,7 @@ static void install_handlers(unsigned seconds) {
     sigaction(SIGSEGV, &sa, nullptr);
     sigaction(SIGBUS, &sa, nullptr);
     sigaction(SIGALRM, &sa, nullptr);
+    sigaction(SIGTRAP, &sa, nullptr);
     if (seconds) alarm(seconds);
 }
 
@@ -440,9 +510,6 @@ static std::vector<char> read_file(const std::string& path) {
     return out;
 }
 
-extern "C" char __start_dripstone_smem[] __attribute__((weak));
-extern "C" char __stop_dripstone_smem[] __attribute__((weak));
-
 static void poison_shared() {
     if (__start_dripstone_smem && __stop_dripstone_smem)
         memset(__start_dripstone_smem, 0xff, __stop_dripstone_smem - __start_dripstone_smem);
@@ -455,9 +522,9 @@ int main(int argc, char** argv) {
     FILE* req = fopen((dir + "/request").c_str(), "r");
     if (!req) return 2;
     char name[256];
-    unsigned g[3], b[3], seconds, nsched;
-    if (fscanf(req, "%255s %u %u %u %u %u %u %u %u", name, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2], &seconds,
-               &nsched) != 9)
+    unsigned g[3], b[3], seconds, nsched, trace;
+    if (fscanf(req, "%255s %u %u %u %u %u %u %u %u %u", name, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2], &seconds,
+               &nsched, &trace) != 10)
         return 2;
     auto it = kernels().find(name);
     if (it == kernels().end()) fault("launcher", 0, "no kernel `%s` in the file", name);
@@ -506,7 +573,14 @@ int main(int argc, char** argv) {
                 for (unsigned x = 0; x < g[0]; ++x) {
                     blockIdx = {x, y, z};
                     poison_shared();
+                    if (trace) {
+                        tracing = true;
+                        block_epoch = 0;
+                        warp_epoch.assign((nthreads + 31) / 32, 0);
+                        words.assign((__stop_dripstone_smem - __start_dripstone_smem) / 4 + 1, Word{});
+                    }
                     run_block(nthreads);
+                    tracing = false;
                 }
         for (size_t p = 0; p < buffers.size(); ++p) {
             const Buffer& bf = buffers[p];
