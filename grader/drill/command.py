@@ -103,7 +103,7 @@ def _boxes(cards: dict) -> dict[int, int]:  # type: ignore[type-arg]
 def _build(args: argparse.Namespace) -> int:
     from grader.drill import bank, instances, live
 
-    templates = bank.templates()
+    templates = bank.all_templates()
     missing = sorted({"/".join(t.solution[:2]) for t in templates if not live.available(t.solution)})
     if missing:
         print(f"drill build needs the course's solutions/ (missing: {', '.join(missing)}): run it in the course "
@@ -115,7 +115,7 @@ def _build(args: argparse.Namespace) -> int:
     print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB): {len(templates)} templates × {args.per_template} "
           f"instances in {time.perf_counter() - t0:.1f} s; templates per topic: "
           + ", ".join(f"{k} {v}" for k, v in sorted(per_topic.items())))
-    designs = bank.designs()
+    designs = bank.all_designs()
     print(f"system-design questions: {len(designs)} (" + ", ".join(
         f"{k} {sum(1 for d in designs if d.topic == k)}" for k in sorted({d.topic for d in designs})) + ")")
     return 0

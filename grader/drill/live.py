@@ -14,7 +14,7 @@ from typing import Any
 
 from grader.grading.target import REPO_ROOT, load_file
 
-SOLUTIONS_ENV = "DRIPSTONE_DRILL_SOLUTIONS"  # another solutions folder (tests point it at a missing one)
+SOLUTIONS_ENV = "DRIPSTONE_DRILL_SOLUTIONS"  # another solutions folder; a missing one serves the bank, as a release
 
 
 def solutions_root() -> Path:

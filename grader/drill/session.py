@@ -15,6 +15,7 @@ import shlex
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -76,11 +77,16 @@ class Terminal:
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
 
-    def ask(self, prompt: str) -> str | None:
+    def ask(self, prompt: str, clock: Clock | None = None) -> str | None:
+        """One line typed; on a terminal the ``[⏱ mm:ss]`` that starts ``prompt`` ticks while the candidate types."""
+        ticker = _Ticker(self.out, clock) if clock is not None and self.out.isatty() else None
         try:
             return input(prompt)
         except EOFError:
             return None
+        finally:
+            if ticker is not None:
+                ticker.stop()
 
     def ask_block(self, prompt: str) -> str | None:
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
@@ -96,6 +102,50 @@ class Terminal:
                 return _edit(editor)
             lines.append(line)
         return "\n".join(lines) if lines or line is not None else None
+
+
+class _Prefetch:
+    """Draws the session's instances in order on a background thread: a question whose graded function imports
+    torch (the kernel units) loads while the candidate answers the ones before it. Same seed, same instances."""
+
+    def __init__(self, templates: list[Template], rng: random.Random) -> None:
+        self.templates, self.rng = templates, rng
+        self.items: list[Instance | str | None] = [None] * len(templates)
+        self.ready = [threading.Event() for _ in templates]
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        for i, t in enumerate(self.templates):
+            try:
+                self.items[i] = instances.draw(t, self.rng)
+            except Exception as exc:  # a broken solution or bank entry skips its question, not the session
+                self.items[i] = f"{t.id} skipped: drawing an instance raised {type(exc).__name__}: {exc}"
+            finally:
+                self.ready[i].set()
+
+    def get(self, i: int) -> Instance | str | None:
+        self.ready[i].wait()
+        return self.items[i]
+
+
+class _Ticker:
+    """Rewrites the clock at the start of the prompt's line once a second (save cursor, CR, label, restore)."""
+
+    def __init__(self, out: TextIO, clock: Clock) -> None:
+        self.out, self.clock, self.done = out, clock, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.wait(1.0):
+            self.out.write(f"\0337\r[{self.clock.label()}]\0338")
+            self.out.flush()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+        self.out.write("\r\033[K")  # a tick that landed after Enter would sit on the fresh line: clear it
+        self.out.flush()
 
 
 def _edit(editor: str) -> str:
@@ -121,7 +171,7 @@ class Scripted:
         if self.out is not None:
             print(text, file=self.out, flush=True)
 
-    def ask(self, prompt: str) -> str | None:
+    def ask(self, prompt: str, clock: Clock | None = None) -> str | None:
         answer = next(self.lines, None)
         self.say(f"{prompt}{answer if answer is not None else '(no more answers)'}")
         return answer
@@ -141,15 +191,16 @@ class Session:
     io: IO
     store: Store
     results: list[dict[str, Any]] = field(default_factory=list)
-    ready_s: float = 0.0
+    t0: float = 0.0
+    first_question_s: float = 0.0
 
     def run(self) -> dict[str, Any]:
-        t0 = time.perf_counter()
+        self.t0 = time.perf_counter()
         o = self.options
         seed = o.seed if o.seed is not None else random.SystemRandom().randrange(2**31)
         rng = random.Random(seed)
         minutes = o.minutes or (MOCK_MINUTES if o.mock else None)
-        pool = [t for t in bank.templates() if (not o.topics or t.topic in o.topics) and instances.servable(t)]
+        pool = [t for t in bank.all_templates() if (not o.topics or t.topic in o.topics) and instances.servable(t)]
         source = "live" if pool and all(live.available(t.solution) for t in pool) else "bank"
         sid = self.store.start_session("mock" if o.mock else "drill", seed, source)
         cards = self.store.cards()
@@ -157,7 +208,6 @@ class Session:
         designs = select.mock_designs(_designs(o.topics), MOCK_DESIGNS if o.mock else o.designs, rng)
         clock = Clock(minutes)
         self._header(sid, len(chosen), len(designs), minutes, source, seed)
-        self.ready_s = time.perf_counter() - t0
         reserve = sum(d.minutes for d in designs) * 60 if o.mock else 0.0
         stopped = self._numeric(chosen, rng, clock, sid, reserve)
         if not stopped:
@@ -179,13 +229,18 @@ class Session:
 
     def _numeric(self, chosen: list[Template], rng: random.Random, clock: Clock, sid: int, reserve: float) -> bool:
         """Ask the templates in order; True when the candidate quit (or the answers ran out)."""
+        drawn = _Prefetch(chosen, rng)
         for i, t in enumerate(chosen, 1):
             if clock.over(reserve):
                 self.io.say(f"\n{clock.label()}  time is up for questions.")
                 return False
-            inst = instances.draw(t, rng)
-            if inst is None:
+            inst = drawn.get(i - 1)
+            if not isinstance(inst, Instance):
+                if inst:
+                    self.io.say(f"\n  ({inst})")
                 continue
+            if not self.first_question_s:
+                self.first_question_s = time.perf_counter() - self.t0
             self.io.say(f"\n{clock.label()}  Q{i}/{len(chosen)} · {t.topic} · difficulty {t.difficulty} · {t.id}")
             self.io.say(_wrap(inst.prompt))
             for j, opt in enumerate(inst.options):
@@ -193,7 +248,7 @@ class Session:
             hint = {"choice": "a letter", "order": "the letters in order"}.get(t.kind) or \
                 f"e.g. in {', '.join(t.accept[:3]) or 'a number'}"
             start = clock.elapsed()
-            typed = self.io.ask(f"[{clock.label()}] answer ({hint}) > ")
+            typed = self.io.ask(f"[{clock.label()}] answer ({hint}) > ", clock)
             seconds = clock.elapsed() - start
             if typed is None or typed.strip().lower() in QUIT:
                 return True
@@ -287,12 +342,12 @@ class Session:
             self.io.say(f"  system design {r['question']}: {r['verdict']} (checked {r['auto_points']}/"
                         f"{r['auto_total']}, self-scored {r['self_points']}/{r['self_total']})")
         return {"session": sid, "mode": "mock" if mock else "drill", "seed": seed, "source": source,
-                "elapsed_s": round(clock.elapsed(), 3), "ready_s": round(self.ready_s, 4),
+                "elapsed_s": round(clock.elapsed(), 3), "first_question_s": round(self.first_question_s, 4),
                 "right": right, "asked": len(numeric), "questions": self.results}
 
 
 def _designs(topics: tuple[str, ...]) -> list[Design]:
-    return [d for d in bank.designs() if not topics or d.topic in topics]
+    return [d for d in bank.all_designs() if not topics or d.topic in topics]
 
 
 def _judge(t: Template, inst: Instance, typed: str) -> units.Verdict:

@@ -16,7 +16,7 @@ from grader.drill import bank, instances, live, units
 from grader.drill.template import TOPICS, run_total
 
 N = 200
-TEMPLATES = bank.templates()
+TEMPLATES = bank.all_templates()
 
 
 def test_the_bank_loads_with_unique_ids_and_declared_topics() -> None:

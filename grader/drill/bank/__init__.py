@@ -38,13 +38,10 @@ def load() -> tuple[tuple[Template, ...], tuple[Design, ...]]:
     return tuple(templates), tuple(designs)
 
 
-def templates() -> tuple[Template, ...]:
+# (not `templates()` / `designs()`: importing a bank module of that name would replace the function)
+def all_templates() -> tuple[Template, ...]:
     return load()[0]
 
 
-def designs() -> tuple[Design, ...]:
+def all_designs() -> tuple[Design, ...]:
     return load()[1]
-
-
-def by_id() -> dict[str, Template | Design]:
-    return {q.id: q for q in (*templates(), *designs())}
