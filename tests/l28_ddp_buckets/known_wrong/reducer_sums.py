@@ -1,0 +1,25 @@
+"""Classic bug (passes lecture 28 lab 5.1's rank-vs-rank check): the gradients are summed over ranks, not averaged."""
+
+MODULE = "ddp"
+REJECTED_BY = {"BucketedReducer": ["correctness"]}
+
+_RightReducer = BucketedReducer
+
+
+class _Sum:
+    def __getattr__(self, name):
+        return getattr(dist, name)
+
+    @staticmethod
+    def get_world_size():
+        return 1
+
+
+class BucketedReducer(_RightReducer):
+    def finish(self):
+        global dist
+        real, dist = dist, _Sum()
+        try:
+            super().finish()
+        finally:
+            dist = real
