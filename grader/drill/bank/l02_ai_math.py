@@ -190,3 +190,24 @@ TEMPLATES = [
         source="row-major: a stride is the product of the sizes to its right",
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l02.linear_forward_flops",
+        (*FN, "linear_train_flops"),
+        "flops",
+        1,
+        2,
+        "A bias-free linear layer {d_in} → {d_out} on {b} × {s} tokens: how many FLOPs in the forward pass only?",
+        _linear,
+        lambda p, fn: fn(p["tokens"], p["d_in"], p["d_out"])["forward"],
+        lambda p: [
+            Step("=", "2 FLOPs per multiply-add", 2, "FLOP"),
+            Step("×", "tokens", p["tokens"]),
+            Step("×", "d_in", p["d_in"]),
+            Step("×", "d_out", p["d_out"]),
+        ],
+        "FLOP",
+        ("GFLOP", "TFLOP", "FLOP"),
+    ),
+]

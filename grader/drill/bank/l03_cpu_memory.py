@@ -82,3 +82,54 @@ TEMPLATES = [
         source="offset = address mod line",
     ),
 ]
+
+SIZES = {"char": 1, "short": 2, "int": 4, "float": 4, "double": 8, "pointer": 8, "half": 2, "long": 8}
+
+
+def _struct(rng: random.Random) -> Params:
+    fields = [(f"f{i}", rng.choice(sorted(SIZES))) for i in range(rng.choice([3, 4, 5]))]
+    return {"fields": fields, "decl": "; ".join(f"{t} {n}" for n, t in fields)}
+
+
+def _struct_steps(p: Params) -> list[Step]:
+    offset, align, steps = 0, 1, []
+    for name, t in p["fields"]:
+        size = SIZES[t]
+        start = -(-offset // size) * size
+        steps.append(
+            Step(
+                "=" if not steps else "+",
+                f"{t} {name}: {start - offset} B of padding, then {size} B",
+                start - offset + size,
+                "B",
+            )
+        )
+        offset, align = start + size, max(align, size)
+    steps.append(
+        Step(
+            "+",
+            f"tail padding to a multiple of the struct's alignment {align}",
+            -(-offset // align) * align - offset,
+            "B",
+        )
+    )
+    return steps
+
+
+TEMPLATES += [
+    T(
+        "l03.struct_size",
+        ("l03_cpu_memory", "cpu_memory", "struct_layout"),
+        "memory",
+        2,
+        3,
+        "On x86-64, a C struct declares the fields {decl}, in this order. What is its sizeof?",
+        _struct,
+        lambda p, fn: fn([tuple(f) for f in p["fields"]])["size"],
+        _struct_steps,
+        "B",
+        ("B",),
+        rtol=1e-9,
+        source="System V x86-64 ABI: each field at a multiple of its alignment, the size a multiple of the largest",
+    ),
+]

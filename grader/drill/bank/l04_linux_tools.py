@@ -45,3 +45,34 @@ TEMPLATES = [
         source="the kernel's loadavg: L ← L·e^(−5/W) + n·(1 − e^(−5/W)) every 5 s",
     ),
 ]
+
+
+def _decay(rng: random.Random) -> Params:
+    return {**_load(rng), "idle": rng.choice([6, 12, 24])}
+
+
+def _decay_steps(p: Params) -> list[Step]:
+    k, j, w = p["ticks"], p["idle"], p["window"]
+    return [
+        Step("=", f"after {k} busy ticks: n·(1 − e^(−5·{k}/{w}))", p["n"] * (1 - math.exp(-5 * k / w))),
+        Step("×", f"then {j} idle ticks decay it by e^(−5·{j}/{w})", math.exp(-5 * j / w)),
+    ]
+
+
+TEMPLATES += [
+    T(
+        "l04.loadavg_decay",
+        FN,
+        "operations",
+        3,
+        4,
+        "An idle box runs {n} busy tasks for {ticks} ticks of 5 s, then goes idle for {idle} ticks. What does the "
+        "{minutes}-minute load average read now?",
+        _decay,
+        lambda p, fn: fn([p["n"]] * p["ticks"] + [0] * p["idle"], p["window"]),
+        _decay_steps,
+        "1",
+        rtol=0.01,
+        source="the load average decays exponentially: it lags both the rise and the fall",
+    ),
+]

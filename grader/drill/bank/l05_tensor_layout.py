@@ -54,3 +54,47 @@ TEMPLATES = [
         source="Tensor.is_contiguous(): size-1 dims are ignored",
     ),
 ]
+
+VIEW = ["a view works", "needs a copy (reshape copies, view raises)"]
+
+
+def _view(rng: random.Random) -> Params:
+    b, s, h, d = rng.choice([2, 4]), rng.choice([128, 2048]), rng.choice([8, 32]), rng.choice([64, 128])
+    transposed = rng.choice([True, False])
+    shape = [b, h, s, d] if transposed else [b, s, h, d]
+    strides = [s * h * d, d, h * d, 1] if transposed else [s * h * d, h * d, d, 1]
+    target = rng.choice([[b, h * s * d], [b * h, s, d], [b, s, h * d]])
+    return {
+        "shape": shape,
+        "strides": strides,
+        "target": target,
+        "tr": transposed,
+        "b": b,
+        "s": s,
+        "h": h,
+        "d": d,
+        "sh": tuple(shape),
+        "tg": tuple(target),
+    }
+
+
+TEMPLATES += [
+    T(
+        "l05.view_or_copy",
+        ("l05_tensor_layout", "layout", "view_strides"),
+        "memory",
+        3,
+        5,
+        lambda p: (
+            f"x has shape ({p['b']}, {p['s']}, {p['h']}, {p['d']}) and is contiguous"
+            f"{'; y = x.transpose(1, 2)' if p['tr'] else '; y = x'}, so y has shape {p['sh']} and strides "
+            f"{tuple(p['strides'])}. Can y.view{p['tg']} be done without a copy?"
+        ),
+        _view,
+        lambda p, fn: VIEW[0] if fn(p["shape"], p["strides"], p["target"]) is not None else VIEW[1],
+        lambda p: [Step("=", "a view needs each new dim to cover evenly spaced elements of the old ones", 1)],
+        kind="choice",
+        options=lambda p: list(VIEW),
+        source="PyTorch's computeStride (view semantics)",
+    ),
+]

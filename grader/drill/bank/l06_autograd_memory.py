@@ -95,3 +95,42 @@ TEMPLATES = [
         source="Chen et al. 2016 (sublinear memory): peak(k) = k·input + ceil(L/k)·act, minimised over k",
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l06.checkpoint_segments",
+        (*FN, "checkpoint_plan"),
+        "memory",
+        3,
+        6,
+        "A {layers}-layer model keeps {act} units of activations per layer; a checkpoint of a layer's input costs "
+        "{inp}. How many checkpointed segments minimise the activation peak (the smallest on ties)?",
+        _ckpt,
+        lambda p, fn: fn(p["layers"], p["act"], p["inp"])["segments"],
+        lambda p: [
+            Step(
+                "=",
+                f"k minimising k·{p['inp']} + ceil({p['layers']}/k)·{p['act']} (peak {_ckpt_best(p)[0]})",
+                _ckpt_best(p)[1],
+            )
+        ],
+        "1",
+        rtol=1e-9,
+        source="Chen et al. 2016: about √L segments",
+    ),
+    T(
+        "l06.dropout_mask_bytes",
+        (*FN, "attention_saved_bytes"),
+        "memory",
+        1,
+        6,
+        "Naive attention with dropout on CUDA, B = {b}, {h} heads, S = {s}: how many bytes does the saved dropout "
+        "mask take (bool, 1 byte per score)?",
+        lambda rng: {**_attn(rng), "dropout": True},
+        lambda p, fn: fn(p["b"], p["h"], p["s"], p["d"], 2, True)["dropout_mask"],
+        lambda p: [Step("=", "B·n·S² scores", p["b"] * p["h"] * p["s"] ** 2), Step("×", "1 byte each", 1, "B")],
+        "B",
+        ("GB", "GiB", "MB", "B"),
+        source="torch's fused dropout saves a bool mask",
+    ),
+]

@@ -112,3 +112,19 @@ TEMPLATES = [
         source="2 (K and V) × L × H_kv × d × bytes: one factor of 2 (CONVENTIONS.md)",
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l08.embedding_params",
+        (*FN, "llama_param_ledger"),
+        "memory",
+        1,
+        8,
+        "{model}: vocabulary {vocab}, hidden {hidden}. How many parameters in the input embedding?",
+        _shape,
+        lambda p, fn: fn(*_args(p))["embedding"],
+        lambda p: [Step("=", "vocab", p["vocab"]), Step("×", "hidden", p["hidden"])],
+        "1",
+        rtol=1e-5,
+    ),
+]

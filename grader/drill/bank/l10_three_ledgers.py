@@ -116,3 +116,26 @@ TEMPLATES = [
         source="Korthikanti et al. 2022, eq. 1: sbh(34 + 5as/h)",
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l10.attention_score_bytes",
+        (*FN, "activation_bytes_per_layer"),
+        "memory",
+        2,
+        10,
+        "{model} shapes ({heads} heads), sequence {s}, micro-batch {b}: how many bytes do the attention scores, "
+        "softmax output and dropout mask of one layer take (the 5·a·s²·b term)?",
+        lambda rng: {**_act(rng), "scores": True},
+        lambda p, fn: fn(p["s"], p["b"], p["hidden"], p["heads"], True)["attention_scores"],
+        lambda p: [
+            Step("=", "5 bytes per score (2 scores + 2 softmax + 1 mask)", 5, "B"),
+            Step("×", "heads a", p["heads"]),
+            Step("×", "s²", p["s"] ** 2),
+            Step("×", "b", p["b"]),
+        ],
+        "B",
+        ("GB", "GiB", "MB", "B"),
+        source="Korthikanti et al. 2022: the term selective recomputation removes",
+    ),
+]

@@ -64,3 +64,24 @@ TEMPLATES = [
         source="Amdahl's law: the bound 1 / (1 − f)",
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l11.amdahl_saved",
+        FN,
+        "operations",
+        1,
+        11,
+        "A {total_ms} ms step spends {part_ms} ms in {what}, which you bring down to {new_ms} ms. What fraction of the "
+        "step's time is saved?",
+        _amdahl,
+        lambda p, fn: fn(p["total"], p["part"], p["new_ms"] / 1000)["time_saved_fraction"],
+        lambda p: [
+            Step("=", "time saved: part − new part", p["part"] - p["new_ms"] / 1000, "s"),
+            Step("÷", "old step", p["total"], "s"),
+        ],
+        "ratio",
+        ("%",),
+        rtol=0.005,
+    ),
+]

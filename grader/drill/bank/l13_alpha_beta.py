@@ -87,3 +87,48 @@ TEMPLATES = [
         source="NCCL's tree/ring hierarchy; ring factor 2(n−1)/n",
     ),
 ]
+
+
+def _hier_total_steps(p: Params) -> list[Step]:
+    s, n, g = p["bytes"], p["nodes"], p["g"]
+    return [
+        Step("=", "in-node reduce-scatter: (g−1)/g · S", (g - 1) / g * s, "B"),
+        Step("+", "inter-node ring all-reduce of S/g: 2(n−1)/n · S/g", 2 * (n - 1) / n * s / g, "B"),
+        Step("+", "in-node all-gather: (g−1)/g · S", (g - 1) / g * s, "B"),
+    ]
+
+
+TEMPLATES += [
+    T(
+        "l13.hierarchical_total_bytes",
+        (*FN, "hierarchical_allreduce_bytes"),
+        "communication",
+        3,
+        13,
+        "A hierarchical all-reduce of {gib} GiB over {nodes} nodes of 8 GPUs (in-node reduce-scatter, inter-node "
+        "ring all-reduce of the shards, in-node all-gather): bytes each GPU sends in all three phases?",
+        _hier,
+        lambda p, fn: fn(p["bytes"], p["nodes"], p["g"])["total"],
+        _hier_total_steps,
+        "B",
+        ("GB", "GiB", "MB", "B"),
+    ),
+]
+
+REGIME = ["latency-dominated", "bandwidth-dominated"]
+
+TEMPLATES += [
+    T(
+        "l13.latency_or_bandwidth",
+        (*FN, "crossover_bytes"),
+        "communication",
+        1,
+        13,
+        "A {link} with α = {alpha_us} µs carries a {mib} MiB message. Is the transfer latency- or bandwidth-dominated?",
+        _p2p,
+        lambda p, fn: REGIME[0] if p["bytes"] < fn(p["alpha"], p["beta"]) else REGIME[1],
+        lambda p: [Step("=", "crossover α·β", p["alpha"] * p["beta"], "B"), Step("=", "message", p["bytes"], "B")],
+        kind="choice",
+        options=lambda p: list(REGIME),
+    ),
+]

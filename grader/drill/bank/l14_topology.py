@@ -99,3 +99,88 @@ TEMPLATES = [
         rtol=1e-9,
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l14.rank_tp_coord",
+        (*FN, "rank_coords"),
+        "parallelism",
+        1,
+        14,
+        "TP{tp} · PP{pp} · DP{dp}, TP varying fastest: what is global rank {rank}'s TP rank?",
+        _grid,
+        lambda p, fn: fn(p["rank"], _sizes(p))["tp"],
+        lambda p: [
+            Step("=", "rank", p["rank"]),
+            Step("-", f"whole TP groups: ({p['rank']} // {p['tp']}) × {p['tp']}", p["rank"] // p["tp"] * p["tp"]),
+        ],
+        "1",
+        rtol=1e-9,
+    ),
+    T(
+        "l14.alltoall_same_rail",
+        (*FN, "alltoall_flow_classes"),
+        "communication",
+        2,
+        14,
+        "An all-to-all over {nodes} nodes of {g} GPUs, rail-optimized: how many ordered flows go between different "
+        "nodes on the same rail (same GPU index)?",
+        _a2a,
+        lambda p, fn: fn(p["nodes"], p["g"])["same_rail"],
+        lambda p: [
+            Step("=", "ordered node pairs n(n−1)", p["nodes"] * (p["nodes"] - 1)),
+            Step("×", "GPU indices (one rail each)", p["g"]),
+        ],
+        "1",
+        rtol=1e-9,
+    ),
+]
+
+
+def _cross(rng: random.Random) -> Params:
+    return {**_grid(rng), "g": rng.choice([4, 8])}
+
+
+def _crossing(p: Params, dim: str) -> int:
+    tp, pp, dp, g = p["tp"], p["pp"], p["dp"], p["g"]
+    world = tp * pp * dp
+    stride = {"tp": 1, "pp": tp, "dp": tp * pp}[dim]
+    size = {"tp": tp, "pp": pp, "dp": dp}[dim]
+    starts = [r for r in range(world) if (r // stride) % size == 0]
+    return sum(len({(s + k * stride) // g for k in range(size)}) > 1 for s in starts)
+
+
+TEMPLATES += [
+    T(
+        "l14.dp_groups_crossing",
+        (*FN, "groups_crossing_nodes"),
+        "parallelism",
+        2,
+        14,
+        "TP{tp} · PP{pp} · DP{dp} on nodes of {g} GPUs, TP varying fastest, then PP, then DP (node = rank // {g}). How "
+        "many DP groups span more than one node?",
+        _cross,
+        lambda p, fn: fn({"tp": p["tp"], "cp": 1, "pp": p["pp"], "dp": p["dp"]}, p["g"])["dp"],
+        lambda p: [
+            Step(
+                "=", f"DP groups are ranks r, r + {p['tp'] * p['pp']}, …: those touching two nodes", _crossing(p, "dp")
+            )
+        ],
+        "1",
+        rtol=1e-9,
+    ),
+    T(
+        "l14.pp_groups_crossing",
+        (*FN, "groups_crossing_nodes"),
+        "parallelism",
+        2,
+        14,
+        "TP{tp} · PP{pp} · DP{dp} on nodes of {g} GPUs, TP varying fastest, then PP, then DP. How many pipeline "
+        "groups span more than one node?",
+        _cross,
+        lambda p, fn: fn({"tp": p["tp"], "cp": 1, "pp": p["pp"], "dp": p["dp"]}, p["g"])["pp"],
+        lambda p: [Step("=", f"PP groups are ranks r, r + {p['tp']}, …: those touching two nodes", _crossing(p, "pp"))],
+        "1",
+        rtol=1e-9,
+    ),
+]

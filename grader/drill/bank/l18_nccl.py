@@ -155,3 +155,23 @@ TEMPLATES = [
         source="NCCL protocols: LL, LL128, Simple (NCCL docs; the lecture's model)",
     ),
 ]
+
+ALGOS = ["ring", "tree"]
+
+TEMPLATES += [
+    T(
+        "l18.ring_or_tree",
+        (*FN, "allreduce_algorithm_times"),
+        "communication",
+        2,
+        18,
+        "All-reduce of {mib} MiB over {ranks} ranks, α = {alpha_us} µs, β = {beta_gb} GB/s; the tree reaches 85 % of "
+        "the bandwidth. Which algorithm is faster in the α-β model?",
+        _algos,
+        lambda p, fn: min(ALGOS, key=lambda a: fn(p["bytes"], p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9)[a]),
+        lambda p: [*_ring_steps(p)[:1], *_tree_steps(p)[:1]],
+        kind="choice",
+        options=lambda p: list(ALGOS),
+        source="trees win at small messages and many ranks (latency), rings at large messages",
+    ),
+]

@@ -97,3 +97,27 @@ TEMPLATES = [
         "shared memory per block)",
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l22.blocks_per_sm",
+        (*FN, "blocks_per_sm"),
+        "kernels",
+        3,
+        22,
+        "{gpu}: {threads} threads per block, {regs} registers per thread, {smem_kib} KiB of shared memory per block. "
+        "How many blocks can one SM hold at once?",
+        _occ,
+        lambda p, fn: fn(p["threads"], p["regs"], p["smem_kib"] * 1024, p["gpu"]),
+        lambda p: [
+            Step(
+                "=",
+                "the tightest of: 32 blocks, 2048 threads / block threads, registers (per warp in 256s), "
+                "shared memory (128 B units + 1 KiB reserved)",
+                _blocks(p),
+            )
+        ],
+        "1",
+        rtol=1e-9,
+    ),
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 from grader.drill.bank._kit import Params, Step, T
@@ -65,5 +66,34 @@ TEMPLATES = [
         lambda p: [Step("=", f"{NAMES[k]}: {READS[k]} read(s) + 1 write of the tensor", READS[k] + 1) for k in NAMES],
         kind="order",
         options=lambda p: [NAMES[k] for k in ("three_pass", "fused", "online")],
+    ),
+]
+
+
+def _stream(rng: random.Random) -> Params:
+    xs = [rng.choice([-2.0, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0, 4.0]) for _ in range(rng.choice([3, 4, 5]))]
+    return {"xs": xs, "shown": ", ".join(f"{x:g}" for x in xs)}
+
+
+def _stream_steps(p: Params) -> list[Step]:
+    m = max(p["xs"])
+    return [Step("=" if i == 0 else "+", f"e^({x:g} − {m:g})", math.exp(x - m)) for i, x in enumerate(p["xs"])]
+
+
+TEMPLATES += [
+    T(
+        "l23.online_denominator",
+        ("l23_online_softmax", "softmax", "online_softmax_state"),
+        "kernels",
+        2,
+        23,
+        "The online softmax streams x = [{shown}], keeping a running max m and denominator d = Σ e^(x − m). What is d "
+        "at the end?",
+        _stream,
+        lambda p, fn: fn(p["xs"])[1],
+        _stream_steps,
+        "1",
+        rtol=1e-4,
+        source="Milakov & Gimelshein 2018: rescale d by e^(m_old − m_new) when the max grows",
     ),
 ]

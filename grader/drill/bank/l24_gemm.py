@@ -77,3 +77,28 @@ TEMPLATES = [
         source="each tile row re-reads B, each tile column re-reads A",
     ),
 ]
+
+TILES = ["32 × 32", "64 × 64", "128 × 64", "128 × 128", "256 × 128"]
+
+TEMPLATES += [
+    T(
+        "l24.tile_order",
+        (*FN, "tile_intensity"),
+        "kernels",
+        1,
+        24,
+        "Order these GEMM tile shapes (BLOCK_M × BLOCK_N, fp16) by arithmetic intensity per k-step, lowest first.",
+        lambda rng: {"tiles": rng.sample(TILES, 4)},
+        lambda p, fn: sorted(p["tiles"], key=lambda t: fn(*map(int, t.split(" × ")), 2)),
+        lambda p: [
+            Step(
+                "=",
+                f"{t}: 2·BM·BN/(2·(BM+BN))",
+                int(t.split(" × ")[0]) * int(t.split(" × ")[1]) / (int(t.split(" × ")[0]) + int(t.split(" × ")[1])),
+            )
+            for t in p["tiles"]
+        ],
+        kind="order",
+        options=lambda p: list(p["tiles"]),
+    ),
+]

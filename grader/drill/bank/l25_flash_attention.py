@@ -90,3 +90,27 @@ TEMPLATES = [
         source="the S/P tile and the accumulator live in registers",
     ),
 ]
+
+FITS = ["fits in 228 KiB", "does not fit"]
+
+TEMPLATES += [
+    T(
+        "l25.tile_fits_h100",
+        (*FN, "sram_tile_bytes"),
+        "kernels",
+        2,
+        25,
+        "On an H100 (228 KiB of shared memory per SM), a FlashAttention program stages a Q tile of {bm} rows and K, V "
+        "tiles of {bn} rows, head dim {d}, {e}-byte elements. Do the tiles fit in one SM's shared memory?",
+        lambda rng: {
+            **_attn(rng),
+            "bm": rng.choice([64, 128, 256]),
+            "bn": rng.choice([64, 128, 256]),
+            "d": rng.choice([128, 256]),
+        },
+        lambda p, fn: FITS[0] if fn(p["bm"], p["bn"], p["d"], p["e"]) <= 228 * 1024 else FITS[1],
+        lambda p: [Step("=", "Q tile + K and V tiles", (p["bm"] + 2 * p["bn"]) * p["d"] * p["e"], "B")],
+        kind="choice",
+        options=lambda p: list(FITS),
+    ),
+]

@@ -115,3 +115,39 @@ TEMPLATES = [
     ),
 ]
 _ = math
+
+TEMPLATES += [
+    T(
+        "l26.k_proj_params",
+        (*FN, "gqa_layer_params"),
+        "memory",
+        1,
+        26,
+        "One {model} block: hidden {hidden}, {kv} KV heads of {head_dim}. How many parameters in W_k?",
+        lambda rng: shape(rng),
+        lambda p, fn: fn(p["hidden"], p["heads"], p["kv"], p["ffn"])["k"],
+        lambda p: [Step("=", "hidden", p["hidden"]), Step("×", "KV heads × head dim", p["kv"] * p["head_dim"])],
+        "1",
+        rtol=1e-5,
+        source="GQA shrinks W_k and W_v by H_q / H_kv",
+    ),
+]
+
+ATTN = {"MHA (32 KV heads)": 32, "GQA (8 KV heads)": 8, "GQA (4 KV heads)": 4, "MQA (1 KV head)": 1}
+
+TEMPLATES += [
+    T(
+        "l26.decode_intensity_order",
+        (*FN, "decode_attention_intensity"),
+        "serving",
+        1,
+        26,
+        "Decode attention with 32 query heads, bf16 KV cache. Order these variants by arithmetic intensity, lowest "
+        "first.",
+        lambda rng: {"names": rng.sample(sorted(ATTN), 4)},
+        lambda p, fn: sorted(p["names"], key=lambda n: fn(32, ATTN[n], 2)),
+        lambda p: [Step("=", f"{n}: 4·32 / (2·{ATTN[n]}·2)", 32 / ATTN[n]) for n in p["names"]],
+        kind="order",
+        options=lambda p: list(p["names"]),
+    ),
+]

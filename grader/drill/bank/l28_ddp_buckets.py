@@ -96,3 +96,39 @@ TEMPLATES = [
         source="PyTorch DDP (Li et al. 2020): buckets all-reduce while the backward continues",
     ),
 ]
+
+
+def _bk(rng: random.Random) -> Params:
+    sizes = [rng.choice([1, 2, 4, 5, 8, 16, 25]) for _ in range(rng.choice([6, 8, 10]))]
+    return {"sizes": sizes, "shown": ", ".join(map(str, sizes)), "cap": rng.choice([10, 25, 32])}
+
+
+def _bk_steps(p: Params) -> list[Step]:
+    buckets, filled, n = [], 0, 0
+    for size in reversed(p["sizes"]):
+        filled, n = filled + size, n + 1
+        if filled >= p["cap"]:
+            buckets.append(n)
+            filled, n = 0, 0
+    if n:
+        buckets.append(n)
+    return [Step("=" if i == 0 else "+", f"bucket {i}: {k} tensor(s)", 1) for i, k in enumerate(buckets)]
+
+
+TEMPLATES += [
+    T(
+        "l28.bucket_count",
+        (*FN, "assign_buckets"),
+        "parallelism",
+        2,
+        28,
+        "DDP registers parameters of {shown} MiB (in this order) and buckets them with a {cap} MiB cap: walking from "
+        "the last parameter, a bucket closes once it reaches the cap; tensors are never split. How many buckets?",
+        _bk,
+        lambda p, fn: len(fn([s * MiB for s in p["sizes"]], p["cap"] * MiB)),
+        _bk_steps,
+        "1",
+        rtol=1e-9,
+        source="PyTorch DDP's reducer (bucket_cap_mb), gradients ready last-layer first",
+    ),
+]

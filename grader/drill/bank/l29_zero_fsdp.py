@@ -129,3 +129,43 @@ TEMPLATES = [
         source="PyTorch FSDP (Zhao et al. 2023): one unit unsharded at a time, plus prefetch",
     ),
 ]
+
+STAGE_CHOICES = ["ZeRO-0 (plain DDP)", "ZeRO-1", "ZeRO-2", "ZeRO-3", "none: it does not fit even with ZeRO-3"]
+
+
+def _fit(rng: random.Random) -> Params:
+    return {**_z(rng), "mem_gib": rng.choice([40, 80, 141])}
+
+
+def _lowest(p: Params, fn) -> str:
+    for stage in range(4):
+        if fn(p["n"], p["gpus"], stage) <= p["mem_gib"] * 2**30:
+            return STAGE_CHOICES[stage]
+    return STAGE_CHOICES[4]
+
+
+TEMPLATES += [
+    T(
+        "l29.lowest_stage_that_fits",
+        (*FN, "zero_memory_per_gpu"),
+        "memory",
+        2,
+        29,
+        "A {billions}B model, mixed-precision Adam (16 B/param), data parallel over {gpus} GPUs of {mem_gib} GiB. "
+        "Counting static memory only, which is the lowest ZeRO stage that fits?",
+        _fit,
+        _lowest,
+        lambda p: [
+            Step(
+                "=",
+                f"ZeRO-{z}: {sum(s.value for s in _mem_steps({**p, 'stage': z})) / 2**30:.1f} GiB",
+                sum(s.value for s in _mem_steps({**p, "stage": z})),
+                "B",
+            )
+            for z in range(4)
+        ],
+        kind="choice",
+        options=lambda p: list(STAGE_CHOICES),
+        source="ZeRO: each stage trades memory for traffic",
+    ),
+]

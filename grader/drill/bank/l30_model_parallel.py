@@ -91,3 +91,33 @@ TEMPLATES = [
         source="Shoeybi et al. 2019: two all-reduces forward, two backward per layer",
     ),
 ]
+
+
+def _configs(rng: random.Random) -> Params:
+    cfgs = set()
+    while len(cfgs) < 4:
+        cfgs.add((rng.choice([2, 4, 8, 16]), rng.choice([8, 16, 32, 64])))
+    shown = [f"p={p}, m={m}" for p, m in sorted(cfgs)]
+    return {"cfgs": shown}
+
+
+def _pm(c: str) -> tuple[int, int]:
+    p, m = (int(x.split("=")[1]) for x in c.split(", "))
+    return p, m
+
+
+TEMPLATES += [
+    T(
+        "l30.bubble_order",
+        (*FN, "pipeline_bubble_time_fraction"),
+        "parallelism",
+        1,
+        30,
+        "Order these pipelines (p stages, m micro-batches, 1F1B) by bubble fraction of wall time, smallest first.",
+        _configs,
+        lambda p, fn: sorted(p["cfgs"], key=lambda c: (fn(*_pm(c)), c)),
+        lambda p: [Step("=", f"{c}: (p−1)/(m+p−1)", (_pm(c)[0] - 1) / (_pm(c)[1] + _pm(c)[0] - 1)) for c in p["cfgs"]],
+        kind="order",
+        options=lambda p: list(p["cfgs"]),
+    ),
+]

@@ -48,3 +48,43 @@ TEMPLATES = [
         source="Switch Transformer (Fedus et al. 2021): capacity = ceil(cf · k · T / E)",
     ),
 ]
+
+
+def _pp(rng: random.Random) -> Params:
+    p = rng.choice([2, 4, 8])
+    return {"p": p, "m": rng.choice([2, 4, 8, 16]), "s": rng.randrange(p)}
+
+
+def _warm(orders: list) -> int:
+    n = 0
+    for op in orders:
+        if str(op[0]).upper().startswith("B"):
+            break
+        n += 1
+    return n
+
+
+TEMPLATES += [
+    T(
+        "l31.warmup_forwards",
+        ("l31_pipeline_moe", "pipeline", "pipeline_orders"),
+        "parallelism",
+        1,
+        31,
+        "1F1B schedule, {p} stages, {m} micro-batches: how many forwards does stage {s} (0-based) run before its first "
+        "backward?",
+        _pp,
+        lambda p, fn: _warm(fn(p["p"], p["m"], "1f1b")[p["s"]]),
+        lambda p: [
+            Step(
+                "=", f"warm-up min(p − s − 1, m) = {min(p['p'] - p['s'] - 1, p['m'])}", min(p["p"] - p["s"] - 1, p["m"])
+            ),
+            Step(
+                "+", "then the first steady-state forward, if a micro-batch is left", int(p["p"] - p["s"] - 1 < p["m"])
+            ),
+        ],
+        "1",
+        rtol=1e-9,
+        source="PipeDream-Flush / Megatron 1F1B",
+    ),
+]

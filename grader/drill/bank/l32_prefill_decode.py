@@ -125,3 +125,95 @@ TEMPLATES = [
         source="vLLM benchmark definitions: TPOT = (E2E − TTFT)/(N − 1)",
     ),
 ]
+
+
+def _lat(rng: random.Random) -> Params:
+    values = [rng.choice([80, 95, 110, 120, 150, 180, 240, 400, 900]) for _ in range(rng.choice([7, 10, 12, 20]))]
+    return {"values": values, "shown": ", ".join(map(str, values)), "q": rng.choice([50, 90, 95, 99])}
+
+
+def _lat_steps(p: Params) -> list[Step]:
+    import math
+
+    rank = math.ceil(p["q"] / 100 * len(p["values"]))
+    return [
+        Step(
+            "=",
+            f"the ceil({p['q']}/100 × {len(p['values'])}) = {rank}-th smallest value",
+            sorted(p["values"])[rank - 1],
+            "ms",
+        )
+    ]
+
+
+def _good(rng: random.Random) -> Params:
+    reqs = [
+        {"ttft": rng.choice([0.2, 0.4, 0.6, 0.9, 1.5]), "tpot": rng.choice([0.02, 0.03, 0.05, 0.08])}
+        for _ in range(rng.choice([8, 10, 12]))
+    ]
+    return {
+        "reqs": reqs,
+        "shown": "; ".join(f"{r['ttft']:g} s / {r['tpot'] * 1000:g} ms" for r in reqs),
+        "ttft_slo": rng.choice([0.5, 1.0]),
+        "tpot_slo": rng.choice([0.03, 0.05]),
+        "window": rng.choice([2, 4, 5]),
+    }
+
+
+TEMPLATES += [
+    T(
+        "l32.percentile_nearest_rank",
+        (*FN, "percentile_nearest_rank"),
+        "serving",
+        1,
+        32,
+        "TTFT samples (ms): {shown}. What is the P{q} by nearest rank?",
+        _lat,
+        lambda p, fn: fn(p["values"], p["q"]) / 1000,
+        lambda p: [Step(s.op, s.label, s.value / 1000, "s") for s in _lat_steps(p)],
+        "s",
+        ("ms", "s"),
+        rtol=1e-6,
+        source="nearest-rank percentile (no interpolation), as the course's units use",
+    ),
+    T(
+        "l32.goodput",
+        (*FN, "goodput_rps"),
+        "serving",
+        2,
+        32,
+        "In a {window} s window these requests finished (TTFT / TPOT): {shown}. SLOs: TTFT ≤ {ttft_slo:g} s and "
+        "TPOT ≤ {tpot_slo:g} s. What is the goodput in requests per second?",
+        _good,
+        lambda p, fn: fn(p["reqs"], p["ttft_slo"], p["tpot_slo"], p["window"]),
+        lambda p: [
+            Step(
+                "=",
+                "requests meeting both SLOs",
+                sum(1 for r in p["reqs"] if r["ttft"] <= p["ttft_slo"] and r["tpot"] <= p["tpot_slo"]),
+            ),
+            Step("÷", "window", p["window"], "s"),
+        ],
+        "1",
+        rtol=1e-6,
+        source="DistServe (Zhong et al. 2024): goodput counts only requests within their SLOs",
+    ),
+]
+
+TEMPLATES += [
+    T(
+        "l32.peak_fraction",
+        (*FN, "step_roofline"),
+        "serving",
+        2,
+        32,
+        "A step of {t} tokens through a bf16 model on an {gpu} ({peak_t:g} TFLOP/s, {bw_t:g} TB/s), weights only: what "
+        "fraction of the peak can it reach at best?",
+        _roof,
+        lambda p, fn: fn(p["t"], p["peak"], p["bw"])["peak_fraction"],
+        lambda p: [*_roof_steps(p), Step("÷", "peak", p["peak"], "FLOP/s")],
+        "ratio",
+        ("%",),
+        rtol=0.005,
+    ),
+]

@@ -112,3 +112,47 @@ TEMPLATES = [
         source="Orca (Yu et al. 2022): iteration-level scheduling removes this waste",
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l33.internal_waste",
+        (*FN, "paged_utilization"),
+        "serving",
+        2,
+        33,
+        "Sequences of {shown} tokens in a paged KV cache with blocks of {bs} tokens: how many token slots sit empty "
+        "in the sequences' last blocks?",
+        _util,
+        lambda p, fn: fn(p["lengths"], p["bs"], p["smax"])["internal_waste_slots"],
+        lambda p: [
+            Step(
+                "=" if i == 0 else "+",
+                f"{n} tokens: ceil({n}/{p['bs']})·{p['bs']} − {n}",
+                math.ceil(n / p["bs"]) * p["bs"] - n,
+            )
+            for i, n in enumerate(p["lengths"])
+        ],
+        "1",
+        rtol=1e-9,
+    ),
+]
+
+TEMPLATES += [
+    T(
+        "l33.batch_blocks",
+        (*FN, "paged_utilization"),
+        "serving",
+        1,
+        33,
+        "Sequences of {shown} tokens, KV blocks of {bs} tokens, each sequence its own blocks: how many blocks in all?",
+        _util,
+        lambda p, fn: fn(p["lengths"], p["bs"], p["smax"])["blocks"],
+        lambda p: [
+            Step("=" if i == 0 else "+", f"ceil({n}/{p['bs']})", math.ceil(n / p["bs"]))
+            for i, n in enumerate(p["lengths"])
+        ],
+        "1",
+        rtol=1e-9,
+        source="blocks are per sequence: never ceil(total / B)",
+    ),
+]

@@ -176,3 +176,95 @@ TEMPLATES = [
         source="Little's law for concurrency; throughput and memory sized separately, the larger wins",
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l36.concurrency",
+        (*FN, "cluster_size"),
+        "serving",
+        1,
+        36,
+        "A chat service: {qps} QPS, {sgen} generated tokens per request, TTFT {ttft} s, TPOT {tpot_ms} ms. How many "
+        "requests are in flight on average (Little's law)?",
+        _cluster,
+        lambda p, fn: fn(*_args(p))["concurrency"],
+        lambda p: [
+            Step("=", "QPS", p["qps"], "1/s"),
+            Step("×", "lifetime TTFT + S_gen·TPOT", p["ttft"] + p["sgen"] * p["tpot_ms"] / 1000, "s"),
+        ],
+        "1",
+        rtol=0.001,
+        source="Little's law L = λW",
+    ),
+    T(
+        "l36.nodes_throughput",
+        (*FN, "cluster_size"),
+        "serving",
+        2,
+        36,
+        "{qps} QPS × {sgen} generated tokens; one node sustains {node_tps} tokens/s. With 25 % headroom and 15 % "
+        "redundancy, how many nodes does throughput alone require?",
+        _cluster,
+        lambda p, fn: fn(*_args(p))["nodes_throughput"],
+        lambda p: [
+            Step("=", "QPS·S_gen / node tokens/s × 1.25 × 1.15", p["qps"] * p["sgen"] / p["node_tps"] * 1.25 * 1.15),
+            Step(
+                "+",
+                "round up to whole nodes",
+                math.ceil(p["qps"] * p["sgen"] / p["node_tps"] * 1.25 * 1.15 - 1e-9)
+                - p["qps"] * p["sgen"] / p["node_tps"] * 1.25 * 1.15,
+            ),
+        ],
+        "1",
+        rtol=1e-9,
+    ),
+]
+
+TEMPLATES += [
+    T(
+        "l36.nodes_memory",
+        (*FN, "cluster_size"),
+        "platform",
+        3,
+        36,
+        "{qps} QPS, {sgen} generated tokens per request, TTFT {ttft} s, TPOT {tpot_ms} ms; one node holds {bmax} "
+        "concurrent requests in its KV cache. With 25 % headroom and 15 % redundancy, how many nodes does memory alone "
+        "require?",
+        _cluster,
+        lambda p, fn: fn(*_args(p))["nodes_memory"],
+        lambda p: [
+            Step(
+                "=",
+                "nodes for the concurrency: ceil(QPS·(TTFT + S_gen·TPOT) / B_max)",
+                math.ceil(p["qps"] * (p["ttft"] + p["sgen"] * p["tpot_ms"] / 1000) / p["bmax"] - 1e-9),
+            ),
+            Step("×", "1.25 × 1.15", 1.25 * 1.15),
+            Step(
+                "+",
+                "round up",
+                math.ceil(
+                    math.ceil(p["qps"] * (p["ttft"] + p["sgen"] * p["tpot_ms"] / 1000) / p["bmax"] - 1e-9) * 1.25 * 1.15
+                    - 1e-9
+                )
+                - math.ceil(p["qps"] * (p["ttft"] + p["sgen"] * p["tpot_ms"] / 1000) / p["bmax"] - 1e-9) * 1.25 * 1.15,
+            ),
+        ],
+        "1",
+        rtol=1e-9,
+    ),
+    T(
+        "l36.request_lifetime",
+        (*FN, "cluster_size"),
+        "serving",
+        1,
+        36,
+        "A request waits {ttft} s for its first token, then generates {sgen} tokens at {tpot_ms} ms each. How long "
+        "does it stay in the system?",
+        _cluster,
+        lambda p, fn: fn(*_args(p))["t_life_s"],
+        lambda p: [Step("=", "TTFT", p["ttft"], "s"), Step("+", "S_gen × TPOT", p["sgen"] * p["tpot_ms"] / 1000, "s")],
+        "s",
+        ("s", "ms", "min"),
+        rtol=0.001,
+    ),
+]

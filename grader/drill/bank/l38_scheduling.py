@@ -83,3 +83,77 @@ TEMPLATES = [
         source="HAMi-core's cuMemAlloc hook",
     ),
 ]
+
+
+def _bound_steps(p: Params) -> list[Step]:
+    if p["gang"]:
+        jobs = min(2, p["cap"] // p["size"])
+        return [
+            Step("=", f"whole jobs that fit, one after the other: {jobs}", jobs),
+            Step("×", "GPUs per job", p["size"]),
+        ]
+    return [
+        Step(
+            "=",
+            f"each pod binds while a GPU is free: min({p['cap']}, {2 * p['size']} pods)",
+            min(p["cap"], 2 * p["size"]),
+        )
+    ]
+
+
+TEMPLATES += [
+    T(
+        "l38.gang_bound",
+        (*FN, "schedule_pods"),
+        "platform",
+        2,
+        38,
+        lambda p: (
+            f"{p['cap']} free GPUs; jobs A and B need {p['size']} GPUs each; pods arrive "
+            f"{'alternately A, B, A, B, …' if p['mode'] == 'interleaved' else 'all of A, then all of B'}; a "
+            f"{'gang scheduler' if p['gang'] else 'plain pod-by-pod scheduler'}. Nothing finishes. How many GPUs "
+            "end up bound (A and B together)?"
+        ),
+        _pods,
+        lambda p, fn: sum(fn(p["cap"], {"A": p["size"], "B": p["size"]}, p["arrivals"], p["gang"])["bound"].values()),
+        _bound_steps,
+        "1",
+        rtol=1e-9,
+    ),
+]
+
+HAMI = ["ok", "oom"]
+
+
+def _hami_next(rng: random.Random) -> Params:
+    p = _hami(rng)
+    p["sizes"] = [rng.choice([100 * MiB, 200 * MiB, 300 * MiB - 1]) for _ in range(rng.choice([2, 3, 4]))]
+    p["shown"] = ", ".join(f"{s:,} B" for s in p["sizes"])
+    p["next"] = rng.choice([1, 64 * MiB + 1, 128 * MiB, 200 * MiB, 400 * MiB])
+    return p
+
+
+TEMPLATES += [
+    T(
+        "l38.hami_next_alloc",
+        (*FN, "hami_memory"),
+        "platform",
+        2,
+        38,
+        "HAMi limits a container to 1 GiB and charges each allocation rounded up to 2 MiB. After allocating {shown}, "
+        "it asks for {next:,} B more. Does HAMi grant it?",
+        _hami_next,
+        lambda p, fn: fn(2**30, [("alloc", s) for s in [*p["sizes"], p["next"]]])[-1][0],
+        lambda p: [
+            *_hami_steps(p),
+            Step(
+                "+",
+                f"the new request, charged in 2 MiB units (limit {2**30:,} B)",
+                -(-p["next"] // (2 * MiB)) * 2 * MiB,
+                "B",
+            ),
+        ],
+        kind="choice",
+        options=lambda p: list(HAMI),
+    ),
+]

@@ -123,3 +123,147 @@ TEMPLATES = [
     ),
 ]
 _ = math
+
+
+def _tail(rng: random.Random) -> Params:
+    return {**_q(rng), "t": rng.choice([0.1, 0.25, 0.5, 1.0])}
+
+
+def _slo(rng: random.Random) -> Params:
+    mu = rng.choice([0.5, 1.0, 2.0])
+    return {
+        "lam": rng.choice([5, 10, 20, 40]) * 1.0,
+        "mu": mu,
+        "service_s": 1 / mu,
+        "t": rng.choice([0.25, 0.5, 1.0]),
+        "eps": rng.choice([0.01, 0.05, 0.1]),
+    }
+
+
+def _slots(p: Params) -> tuple[int, float]:
+    a = p["lam"] / p["mu"]
+    c = math.floor(a) + 1
+    while True:
+        tail = _erlang({"a": a, "c": c}) * math.exp(-(c * p["mu"] - p["lam"]) * p["t"])
+        if tail <= p["eps"]:
+            return c, tail
+        c += 1
+
+
+TEMPLATES += [
+    T(
+        "l39.wait_tail",
+        (*FN, "mmc_wait"),
+        "serving",
+        3,
+        39,
+        "An M/M/c queue: {c} slots, arrivals {lam:g}/s, service {service_s:g} s per request. What is the probability "
+        "that a request waits longer than {t:g} s?",
+        _tail,
+        lambda p, fn: fn(p["lam"], p["mu"], p["c"], p["t"])["p_wait_exceeds_t"],
+        lambda p: [
+            Step("=", "P(wait) = Erlang C", _erlang(p)),
+            Step(
+                "×",
+                f"e^(−(cμ − λ)·t) = e^(−{p['c'] * p['mu'] - p['lam']:g} × {p['t']:g})",
+                math.exp(-(p["c"] * p["mu"] - p["lam"]) * p["t"]),
+            ),
+        ],
+        "ratio",
+        ("%",),
+        rtol=0.005,
+    ),
+    T(
+        "l39.slots_for_slo",
+        (*FN, "servers_for_wait_slo"),
+        "serving",
+        3,
+        39,
+        "Requests arrive at {lam:g}/s (Poisson) and take {service_s:g} s each (exponential). How many serving slots "
+        "keep P(wait > {t:g} s) ≤ {eps:.0%}?",
+        _slo,
+        lambda p, fn: fn(p["lam"], p["mu"], p["t"], p["eps"])["servers"],
+        lambda p: [
+            Step(
+                "=",
+                f"the smallest c > λ/μ = {p['lam'] / p['mu']:g} with C(c, A)·e^(−(cμ−λ)t) ≤ {p['eps']:g} "
+                f"(there {_slots(p)[1]:.4f})",
+                _slots(p)[0],
+            )
+        ],
+        "1",
+        rtol=1e-9,
+        source="sizing for a tail, not for utilization < 1",
+    ),
+]
+
+
+def _scale(rng: random.Random) -> Params:
+    return {
+        "cur": rng.choice([2, 3, 4, 8, 12]),
+        "waiting": rng.choice([0, 10, 40, 75, 200]),
+        "target": rng.choice([4, 5, 8, 10]),
+        "kv": rng.choice([0.5, 0.7, 0.8, 0.9, 0.95]),
+        "kv_t": 0.75,
+    }
+
+
+def _scale_steps(p: Params) -> list[Step]:
+    from fractions import Fraction
+
+    queue = math.ceil(Fraction(p["waiting"], p["target"]))
+    kv = math.ceil(p["cur"] * Fraction(str(p["kv"])) / Fraction("0.75"))
+    if queue >= kv:
+        return [Step("=", f"queue term: ceil({p['waiting']} / {p['target']}) (the KV term gives {kv})", max(queue, 1))]
+    return [Step("=", f"KV term: ceil({p['cur']} × {p['kv']} / 0.75) (the queue term gives {queue})", max(kv, 1))]
+
+
+WINDOWS = ("5m", "30m", "1h", "6h", "3d")
+RULES = ["page_fast", "page_slow", "ticket", "none"]
+
+
+def _alerts(rng: random.Random) -> Params:
+    slo = 0.999
+    counts = {
+        w: (
+            rng.choice([0, 1, 2, 5, 10, 20, 40]) * (1 if w in ("5m", "30m") else 10),
+            1000 if w in ("5m", "30m") else 10000,
+        )
+        for w in WINDOWS
+    }
+    return {"slo": slo, "counts": counts, "shown": ", ".join(f"{w}: {b}/{n}" for w, (b, n) in counts.items())}
+
+
+TEMPLATES += [
+    T(
+        "l39.autoscale_replicas",
+        (*FN, "autoscale_replicas"),
+        "platform",
+        2,
+        39,
+        "{cur} serving pods; {waiting} requests wait across the fleet; each pod should hold at most {target} waiting; "
+        "average KV-cache usage {kv:g} against a 0.75 target. How many replicas should the autoscaler ask for?",
+        _scale,
+        lambda p, fn: fn(p["cur"], p["waiting"], p["target"], p["kv"]),
+        _scale_steps,
+        "1",
+        rtol=1e-9,
+        source="Kubernetes HPA: the larger of the metrics' desired replicas",
+    ),
+    T(
+        "l39.first_alert",
+        (*FN, "burn_rate_alerts"),
+        "operations",
+        3,
+        39,
+        "A 99.9 % SLO. Errors/requests per window: {shown}. Rules: page_fast when 1h and 5m both burn ≥ 14.4, "
+        "page_slow when 6h and 30m both burn ≥ 6, ticket when 3d and 6h both burn ≥ 1. Which is the first rule (in "
+        "that order) that fires?",
+        _alerts,
+        lambda p, fn: (fn({w: tuple(c) for w, c in p["counts"].items()}, p["slo"]) or ["none"])[0],
+        lambda p: [Step("=", f"{w}: burn {b / n / 0.001:g}", b / n / 0.001) for w, (b, n) in p["counts"].items()],
+        kind="choice",
+        options=lambda p: list(RULES),
+        source="Google SRE Workbook, ch. 5, table 5-8",
+    ),
+]

@@ -114,3 +114,24 @@ TEMPLATES = [
         source="Daly 2006",
     ),
 ]
+
+TEMPLATES += [
+    T(
+        "l40.async_efficiency",
+        (*FN, "checkpoint_efficiency"),
+        "operations",
+        2,
+        40,
+        "Training runs {n} steps of {step:g} s between checkpoints. A synchronous save stalls {save:g} s; an "
+        "asynchronous one stalls only 2.5 s for staging. What fraction of wall time is training with the async save?",
+        _eff,
+        lambda p, fn: fn(p["n"], p["step"], 2.5),
+        lambda p: [
+            Step("=", "compute between saves", p["n"] * p["step"], "s"),
+            Step("÷", "plus the 2.5 s staging stall", p["n"] * p["step"] + 2.5, "s"),
+        ],
+        "ratio",
+        ("%",),
+        rtol=0.0005,
+    ),
+]

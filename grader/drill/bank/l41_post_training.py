@@ -83,3 +83,87 @@ TEMPLATES = [
         source="LoRA (Hu et al. 2021)",
     ),
 ]
+
+
+def _grpo(rng: random.Random) -> Params:
+    g = rng.choice([4, 8])
+    rewards = [float(rng.choice([0, 1])) for _ in range(g)]
+    if len(set(rewards)) == 1:
+        rewards[0] = 1.0 - rewards[0]
+    return {"g": g, "rewards": rewards, "shown": ", ".join(f"{r:g}" for r in rewards), "i": rng.randrange(g)}
+
+
+def _grpo_steps(p: Params) -> list[Step]:
+    r = p["rewards"]
+    mean = sum(r) / len(r)
+    std = (sum((x - mean) ** 2 for x in r) / len(r)) ** 0.5
+    return [
+        Step("=", f"r − mean = {r[p['i']]:g} − {mean:g}", r[p["i"]] - mean),
+        Step("÷", "population std of the group (+ 1e-6)", std + 1e-6),
+    ]
+
+
+TEMPLATES += [
+    T(
+        "l41.grpo_advantage",
+        (*FN, "grpo_advantages"),
+        "flops",
+        2,
+        41,
+        "GRPO samples {g} answers to one prompt with rewards [{shown}]. What is the advantage of answer {i} "
+        "(0-based; population std, eps 1e-6)?",
+        _grpo,
+        lambda p, fn: fn(p["rewards"], p["g"])[p["i"]],
+        _grpo_steps,
+        "1",
+        rtol=0.001,
+        source="DeepSeekMath (Shao et al. 2024): group-relative advantages, no critic",
+    ),
+    T(
+        "l41.rlhf_no_reference",
+        (*FN, "rlhf_static_bytes"),
+        "memory",
+        2,
+        41,
+        lambda p: (
+            f"{p['alg'].upper()} on a {p['billions']}B policy with the reference log-probabilities precomputed "
+            "(no resident reference model); trained models 16 B/param, frozen 2 B/param. Static memory?"
+        ),
+        _rlhf,
+        lambda p, fn: fn(p["n"], p["alg"], False)["total"],
+        lambda p: [s for s in _rlhf_steps(p) if "reference" not in s.label],
+        "B",
+        ("GB", "TB", "GiB", "B"),
+    ),
+]
+
+
+def _lora8(rng: random.Random) -> Params:
+    which = rng.choice(
+        [
+            ("q, v", [(4096, 4096), (4096, 1024)]),
+            ("q, k, v, o", [(4096, 4096), (4096, 1024), (4096, 1024), (4096, 4096)]),
+        ]
+    )
+    return {"which": which[0], "shapes": which[1], "rank": rng.choice([8, 16, 32, 64]), "layers": 32}
+
+
+TEMPLATES += [
+    T(
+        "l41.lora_params_8b",
+        (*FN, "lora_params"),
+        "memory",
+        1,
+        41,
+        "LoRA of rank {rank} on the {which} projections of LLaMA-3-8B (32 layers, hidden 4096, K/V project to 1024). "
+        "How many trainable parameters?",
+        _lora8,
+        lambda p, fn: fn(p["layers"], [tuple(s) for s in p["shapes"]], p["rank"]),
+        lambda p: [
+            Step("=", "per layer: Σ r·(d_in + d_out)", sum(p["rank"] * (a + b) for a, b in p["shapes"])),
+            Step("×", "layers", p["layers"]),
+        ],
+        "1",
+        rtol=1e-5,
+    ),
+]

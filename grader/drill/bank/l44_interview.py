@@ -331,3 +331,97 @@ TEMPLATES = [
         source="the lecture's decision tree, step 1: compare call sites, not only collective names",
     ),
 ]
+
+
+def _one_odd(rng: random.Random) -> Params:
+    n = rng.choice([4, 8, 16, 32])
+    where = ["grads"] * n
+    odd = rng.randrange(n)
+    where[odd] = rng.choice(["eval", "barrier", "ckpt", "loader"])
+    return {
+        "n": n,
+        "where": where,
+        "odd": odd,
+        "listing": "; ".join(f"rank {r}: {RUN_PROMPT[w]}" for r, w in enumerate(where) if w != "grads"),
+        "rest": f"every other rank: {RUN_PROMPT['grads']}",
+    }
+
+
+TEMPLATES += [
+    T(
+        "l44.hang_suspect",
+        (*FN, "triage_hang"),
+        "operations",
+        1,
+        44,
+        "NCCL watchdog timeout on {n} ranks. py-spy dumps: {listing}; {rest}. Which rank do you look at first?",
+        _one_odd,
+        lambda p, fn: fn({r: _dump(w) for r, w in enumerate(p["where"])})["suspects"][0],
+        lambda p: [Step("=", "the only rank outside the main group's call site", p["odd"])],
+        "1",
+        rtol=1e-9,
+    ),
+    T(
+        "l44.plan_static_405b_pp",
+        (*FN, "plan_static_bytes"),
+        "memory",
+        2,
+        44,
+        "405B on 1024 GPUs with TP8 and ZeRO-1: static memory per GPU if PP = {pp} (DP = 1024 / (8·PP))?",
+        lambda rng: (lambda pp: {"pp": pp, "dp": 1024 // (8 * pp), "n": 405 * 10**9, "tp": 8, "z": 1})(
+            rng.choice([1, 2, 4, 8, 16])
+        ),
+        lambda p, fn: fn(p["n"], 8, p["pp"], p["dp"], 1)["total"],
+        _static_steps,
+        "B",
+        ("GB", "GiB", "B"),
+    ),
+]
+
+PP_CHOICES = ["PP = 1", "PP = 2", "PP = 4", "PP = 8", "PP = 16", "none of them"]
+
+
+def _minpp(rng: random.Random) -> Params:
+    return {
+        "billions": rng.choice([175, 405]),
+        "gpus": rng.choice([512, 1024, 2048]),
+        "z": rng.choice([0, 1]),
+        "act_gib": rng.choice([10, 20, 30, 40]),
+    }
+
+
+def _minpp_answer(p: Params, fn) -> str:
+    for pp, label in zip((1, 2, 4, 8, 16), PP_CHOICES, strict=False):
+        if fn(p["billions"] * 10**9, p["gpus"], 8, pp, p["gpus"] // (8 * pp), p["z"], p["act_gib"] * GiB)["passed"]:
+            return label
+    return PP_CHOICES[-1]
+
+
+def _minpp_steps(p: Params) -> list[Step]:
+    out = []
+    for pp in (1, 2, 4, 8, 16):
+        q = {"n": p["billions"] * 10**9, "tp": 8, "pp": pp, "dp": p["gpus"] // (8 * pp), "z": p["z"]}
+        static = sum(s.value for s in _static_steps(q))
+        out.append(
+            Step("=", f"PP = {pp}: static {static / GB:.1f} GB + {p['act_gib']} GiB", static + p["act_gib"] * GiB, "B")
+        )
+    return out
+
+
+TEMPLATES += [
+    T(
+        "l44.min_pp_that_fits",
+        (*FN, "judge_plan"),
+        "parallelism",
+        3,
+        44,
+        "A dense {billions}B model on {gpus} H100-80GB, TP = 8 inside each node, ZeRO-{z}, DP = {gpus} / (8·PP), "
+        "{act_gib} GiB of activations per GPU. What is the smallest pipeline depth whose plan fits in 80 GiB?",
+        _minpp,
+        _minpp_answer,
+        _minpp_steps,
+        kind="choice",
+        options=lambda p: list(PP_CHOICES),
+        source="the lecture's judge",
+    ),
+]
