@@ -34,6 +34,8 @@ Several processes on gloo (import torch on first use; grader/kit/ranks.py)
                                         forked gloo ranks: .results[rank], .comm[rank]; a dict of checks: RankRuns
     RankFailure, RankRun, RankRuns      deadlock / exception / crash / timeout per rank; the outcomes
     uncounted()                         inside a rank: the grader's own torch.distributed calls, not logged
+    comm_log()                          inside a rank: the (call, nbytes) this check made so far
+    COLLECTIVES                         every collective's name (refuse=COLLECTIVES: point-to-point only)
     cuda                                               CUDA exercises: run_sim_kernel, compile_learner, launch
     SubmissionError                                    a submission that breaks the contract (not a wrong value)
 """
@@ -72,6 +74,8 @@ _LAZY = {
     "RankRun": "grader.kit.ranks",
     "RankRuns": "grader.kit.ranks",
     "uncounted": "grader.kit.ranks",
+    "comm_log": "grader.kit.ranks",
+    "COLLECTIVES": "grader.kit.ranks",
 }
 _LAZY_MODULES = {"perf": "grader.kernels.perf", "cuda": "grader.kernels.cuda"}
 

@@ -95,10 +95,28 @@ _STATE_WORDS = {_STARTING: "starting", _RUNNING: "running", _IN_CALL: "waiting",
 class RankFailure(AssertionError):
     """A multi-process check failed: deadlock, a rank's exception or death, the timeout, a refused call."""
 
-    def __init__(self, message: str, per_rank: Mapping[int, str] | None = None, kind: str = "failed") -> None:
+    def __init__(self, message: str, per_rank: Mapping[int, str] | None = None, kind: str = "failed",
+                 raised: Mapping[int, str] | None = None) -> None:
         super().__init__(message)
         self.per_rank = dict(per_rank or {})
         self.kind = kind  # "deadlock", "raised", "crashed", "timeout", "not run"
+        self.raised = dict(raised or {})  # rank -> the type name of what it raised
+        self.failure_kind = "timeout" if kind == "timeout" else "exception"  # for the plugin's hint
+
+    def rebuilt(self) -> BaseException:
+        """What a test raises: a stub's NotImplementedError (TODO) or a SubmissionError raised on every rank stays
+        what it is, so the scoreboard reads TODO or "fix your file"; anything else is this RankFailure."""
+        types = set(self.raised.values())
+        if self.kind == "raised" and len(types) == 1 and len(self.raised) == len(self.per_rank):
+            (name,) = types
+            if name == "NotImplementedError":  # the stub's own message, as a single process shows it
+                first = self.per_rank[min(self.per_rank)]
+                return NotImplementedError(first.split("NotImplementedError: ", 1)[-1])
+            if name == "SubmissionError":
+                from grader.grading.target import SubmissionError
+
+                return SubmissionError(str(self))
+        return RankFailure(str(self), self.per_rank, self.kind, self.raised)
 
 
 @dataclass
@@ -135,7 +153,7 @@ class RankRuns(Mapping[str, RankRun]):
     def __getitem__(self, name: str) -> RankRun:
         out = self.outcomes[name]
         if isinstance(out, RankFailure):
-            raise RankFailure(str(out), out.per_rank, out.kind)
+            raise out.rebuilt()
         return out
 
     def __iter__(self) -> Iterator[str]:
@@ -176,6 +194,11 @@ def run_ranks(
     return runs[next(iter(checks))]
 
 
+def comm_log() -> list[tuple[str, int]]:
+    """Inside a rank: the (call, nbytes) this check logged so far (slice it around one learner call)."""
+    return list(_CHILD.log)
+
+
 @contextlib.contextmanager
 def uncounted() -> Iterator[None]:
     """Inside a rank: the grader's own torch.distributed calls (a reference), neither logged nor refused."""
@@ -194,7 +217,8 @@ def _rebuild(raw: dict[str, Any], world_size: int) -> RankRuns:
     for name, out in raw["outcomes"].items():
         if "failure" in out:
             f = out["failure"]
-            runs.outcomes[name] = RankFailure(f["message"], {int(k): v for k, v in f["per_rank"].items()}, f["kind"])
+            runs.outcomes[name] = RankFailure(f["message"], {int(k): v for k, v in f["per_rank"].items()}, f["kind"],
+                                              {int(k): v for k, v in f.get("raised", {}).items()})
         else:
             runs.outcomes[name] = RankRun(world_size, out["results"], [[tuple(c) for c in r] for r in out["comm"]],
                                           out["seconds"], out["startup_s"])
@@ -363,12 +387,14 @@ class _Group:
         """Check k finished on every rank: a RankRun, or the ranks' exceptions as its failure."""
         name = self.checks[k][0]
         per = [self._load(k, r) for r in range(self.world)]
-        raised = {r: p["raised"] for r, p in enumerate(per) if p is None or "raised" in p}
+        missing = {"type": "Missing", "message": "the rank wrote no result", "where": ""}
+        raised = {r: (p["raised"] if p else missing) for r, p in enumerate(per) if p is None or "raised" in p}
         if raised:
             lines = {r: _raised_line(r, x) for r, x in raised.items()}
             who = ", ".join(str(r) for r in lines)
             outcomes[name] = {"failure": {"message": f"{name} on {self.world} ranks: rank(s) {who} raised:\n"
-                                          + "\n".join(lines.values()), "per_rank": lines, "kind": "raised"}}
+                                          + "\n".join(lines.values()), "per_rank": lines, "kind": "raised",
+                                          "raised": {r: x["type"] for r, x in raised.items()}}}
             return False
         outcomes[name] = {"results": [p["value"] for p in per], "comm": [p["comm"] for p in per],
                           "seconds": seconds, "startup_s": self.startup_s}
@@ -392,7 +418,8 @@ class _Group:
             elif k_r > k or state in (_CHECK_DONE, _FINISHED):
                 lines[r] = f"rank {r} returned from the check and waits for the other ranks"
             elif state == _IN_CALL:
-                lines[r] = f"rank {r} waiting in {call}" + (f" at {where}" if where else "")
+                at = stacks.get(r) or where
+                lines[r] = f"rank {r} waiting in {call}" + (f" at {at}" if at else "")
             else:
                 lines[r] = f"rank {r} {_STATE_WORDS[state]} at {stacks.get(r) or where or '(no line of yours)'}"
         head = {
@@ -449,14 +476,16 @@ def _last_output(log: Path) -> str:
 
 
 _FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
+_THREAD = re.compile(r"(?:Current thread|Thread) 0x[0-9a-f]+ [^\n]*\(most recent call first\):")
 
 
 def _dumped_line(log: Path) -> str:
+    """The rank's line from faulthandler's dump of every thread: the main thread's, the one running the checks."""
     with contextlib.suppress(OSError):
-        text = log.read_text(errors="replace")
-        block = text[text.rfind("most recent call first"):]
-        frames = [(m[1], int(m[2]), m[3]) for m in _FRAME.finditer(block)]
-        return _pick_line([(f, n) for f, n, _ in frames])
+        blocks = _THREAD.split(log.read_text(errors="replace"))
+        main = [b for b in blocks if "in _child_run" in b]
+        if main:
+            return _pick_line([(m[1], int(m[2])) for m in _FRAME.finditer(main[-1])])
     return ""
 
 
@@ -475,7 +504,7 @@ class _ChildState:
 
 
 _CHILD = _ChildState()
-_THIS = Path(__file__).resolve()
+_THIS_TAIL = "/grader/kit/ranks.py"
 
 
 def _set_slot(k: int | None = None, state: int | None = None, call: str | None = None,
@@ -492,17 +521,12 @@ def _pick_line(frames: list[tuple[str, int]]) -> str:
 
     root = str(target_root())
     mine = [f for f in frames if f[0].startswith(root)]
-    others = [f for f in frames if "/torch/" not in f[0] and Path(f[0]).resolve() != _THIS
+    others = [f for f in frames if "/torch/" not in f[0] and not f[0].endswith(_THIS_TAIL)
               and "/threading.py" not in f[0]]
     for path, line in mine[:1] or others[:1]:
         text = linecache.getline(path, line).strip()
         return f"{Path(path).name}:{line}" + (f" `{text[:120]}`" if text else "")
     return ""
-
-
-def _caller_line() -> str:
-    stack = traceback.extract_stack()  # this module's frames are skipped by _pick_line
-    return _pick_line([(f.filename, f.lineno or 0) for f in reversed(stack)])
 
 
 def _nbytes(args: tuple, kwargs: dict) -> int:
@@ -539,7 +563,7 @@ def _wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         _CHILD.calls += 1
         blocking = name in _BLOCKING
         if blocking:
-            _set_slot(state=_IN_CALL, call=f"{name}({_peer(name, args, kwargs)}{nbytes} B)", where=_caller_line())
+            _set_slot(state=_IN_CALL, call=f"{name}({_peer(name, args, kwargs)}{nbytes} B)")
         _CHILD.depth += 1
         try:
             return fn(*args, **kwargs)
@@ -557,7 +581,7 @@ def _wrap_wait(fn: Callable[..., Any]) -> Callable[..., Any]:
         if _CHILD.depth or _CHILD.quiet:
             return fn(self, *args, **kwargs)
         _CHILD.calls += 1
-        _set_slot(state=_IN_CALL, call="Work.wait() of an isend/irecv", where=_caller_line())
+        _set_slot(state=_IN_CALL, call="Work.wait() of an isend/irecv")
         try:
             return fn(self, *args, **kwargs)
         finally:
@@ -613,7 +637,7 @@ def _child_setup(group: _Group, rank: int) -> None:
         os.dup2(log, fd)
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", buffering=0), write_through=True)
-    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=False)
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     _CHILD.rank, _CHILD.page, _CHILD.rules = rank, group.page, group.rules
     _CHILD.depth, _CHILD.quiet, _CHILD.calls, _CHILD.log = 0, 0, 0, []
 
