@@ -252,7 +252,8 @@ class Session:
             seconds = clock.elapsed() - start
             if typed is None or typed.strip().lower() in QUIT:
                 return True
-            verdict = _judge(t, inst, typed)
+            verdict = _judge(t, inst, typed) if typed.strip() else units.Verdict(
+                "skipped", f"skipped: the answer is {_expected(t, inst)}")
             self.io.say(f"  {'✓' if verdict.right else '✗'} {verdict.message}  ({seconds:.0f} s)")
             self._derivation(t, inst)
             card_before = self.store.card(t.id)

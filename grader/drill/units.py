@@ -155,7 +155,7 @@ def _normalize(unit: str) -> str:
 
 @dataclass(frozen=True)
 class Verdict:
-    kind: str  # "right", "wrong_unit", "wrong_number", "unparsed"
+    kind: str  # "right", "wrong_unit", "wrong_number", "unparsed" ("skipped": nothing typed, see session.py)
     message: str
 
     @property

@@ -147,7 +147,7 @@ def test_scripted_session_json_history_and_stats(tmp_path) -> None:
     report = json.loads(proc.stdout)
     assert report["source"] == "live" and report["asked"] == 3 and len(report["questions"]) == 3
     assert [q["answer"] for q in report["questions"]] == ["112 GB", "3 days", ""]
-    assert report["questions"][1]["verdict"] == "wrong_unit" and report["questions"][2]["verdict"] == "unparsed"
+    assert report["questions"][1]["verdict"] == "wrong_unit" and report["questions"][2]["verdict"] == "skipped"
     assert (tmp_path / "dripstone" / "drill.sqlite3").is_file()
     stats = _drill(REPO_ROOT, tmp_path, "stats")
     assert "3 answers in 1 sessions" in stats.stdout and "memory" in stats.stdout, stats.stdout + stats.stderr
