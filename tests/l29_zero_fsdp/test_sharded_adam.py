@@ -1,0 +1,295 @@
+"""L29 · ZeRO-1/2 for real: shard ranges, Adam in place (bit for bit torch's), sharded Adam on gloo."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.kit import assert_exact, assert_rejects, assert_rejects_all, grade, learner
+
+UNIT = "l29_zero_fsdp"
+shard_range = learner(UNIT, "sharded_adam", "shard_range")
+adam_update_ = learner(UNIT, "sharded_adam", "adam_update_")
+ShardedAdam = learner(UNIT, "sharded_adam", "ShardedAdam")
+
+SIMPLENET = (64, 128, 10)  # lecture 28 lab 5.1's SimpleNet: 9,610 parameters
+LR, BETAS, EPS, WD = 1e-2, (0.9, 0.999), 1e-8, 0.01
+STEPS = 3
+
+
+# ---- shard_range -------------------------------------------------------------------------------------------------
+
+
+@grade(shard_range, "correctness", points=2,
+       hint="How long is every shard once the flat buffer is padded to a multiple of P, and where does rank r's end?")
+def test_shard_range_worked():
+    """SimpleNet's 9,610 parameters on 4 ranks: S = 2403, the last rank owns 2,401 real elements + 2 of padding."""
+    for args, want in [((9610, 4, 0), (0, 2403)), ((9610, 4, 3), (7209, 9610)), ((9610, 3, 2), (6408, 9610)),
+                       ((2, 4, 3), (2, 2)), ((2, 4, 1), (1, 2)), ((0, 2, 1), (0, 0)), ((7, 1, 0), (0, 7))]:
+        got = shard_range(*args)
+        assert tuple(got) == want, (f"shard_range{args} = {got}, expected {want}: S = ceil(numel / P), rank r owns "
+                                    "[min(r·S, numel), min((r+1)·S, numel))")
+
+
+@grade(shard_range, "correctness", points=2, hint="With P not dividing numel, does any element belong to no rank?")
+@given(numel=st.integers(0, 10**7), world=st.integers(1, 64))
+def test_shard_ranges_partition_the_buffer(numel, world):
+    size = -(-numel // world)
+    got = [tuple(shard_range(numel, world, r)) for r in range(world)]
+    want = [(min(r * size, numel), min((r + 1) * size, numel)) for r in range(world)]
+    assert got == want, f"shard_range({numel}, {world}, r) for r = 0..{world - 1}: {got[:6]}…, expected {want[:6]}…"
+    for r, (lo, hi) in enumerate(got):
+        assert_exact(lo, want[r][0], f"shard_range({numel}, {world}, {r})[0]")
+        assert_exact(hi, want[r][1], f"shard_range({numel}, {world}, {r})[1]")
+
+
+@grade(shard_range, "correctness", points=1, validation=True,
+       hint="Raise ValueError naming the argument: a rank beyond the world, zero ranks, a float count.")
+def test_shard_range_rejects_bad_arguments():
+    assert_rejects_all(shard_range, [((10, 4, 4), "rank"), ((10, 0, 0), "world_size"), ((10.0, 2, 0), "numel"),
+                                     ((10, 2, -1), "rank")])
+
+
+# ---- adam_update_ ------------------------------------------------------------------------------------------------
+
+
+def _grads(shape, steps: int, dtype, seed: int):
+    """Gradients spanning 1e-2 … 1e2 in magnitude, with both signs."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(shape, generator=g, dtype=torch.float64)
+             * 10 ** (torch.rand(shape, generator=g, dtype=torch.float64) * 4 - 2)).to(dtype) for _ in range(steps)]
+
+
+@grade(adam_update_, "correctness", points=3,
+       hint="torch.optim.Adam divides by 1 − β^t twice; in which order does it round, and where does weight decay go?")
+@pytest.mark.parametrize("dtype_name", ["float64", "float32"])
+@pytest.mark.parametrize("wd", [0.0, 0.01])
+def test_adam_update_bitwise_equals_torch(dtype_name, wd):
+    """5 steps, torch.equal with torch.optim.Adam(foreach=False) on the same parameter and gradients."""
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+    g = torch.Generator().manual_seed(29)
+    start = torch.randn(37, 5, generator=g, dtype=torch.float64).to(dtype)
+    ref = torch.nn.Parameter(start.clone())
+    opt = torch.optim.Adam([ref], lr=LR, betas=BETAS, eps=EPS, weight_decay=wd, foreach=False)
+    mine, m, v = start.clone(), torch.zeros_like(start), torch.zeros_like(start)
+    for step, grad in enumerate(_grads(start.shape, 5, dtype, 7), start=1):
+        ref.grad = grad.clone()
+        opt.step()
+        before = grad.clone()
+        out = adam_update_(mine, grad, m, v, step, LR, BETAS[0], BETAS[1], EPS, wd)
+        assert out is None, f"adam_update_ returns {type(out).__name__}; it updates param, exp_avg, exp_avg_sq in place"
+        assert torch.equal(grad, before), "adam_update_ modified grad: add the L2 term into a new tensor"
+        state = opt.state[ref]
+        for name, got, want in (("param", mine, ref.detach()), ("exp_avg", m, state["exp_avg"]),
+                                ("exp_avg_sq", v, state["exp_avg_sq"])):
+            diff = (got - want).abs().max().item()
+            assert torch.equal(got, want), (
+                f"adam_update_(…, step={step}, lr={LR}, betas={BETAS}, eps={EPS}, weight_decay={wd}) on {dtype_name}: "
+                f"{name} differs from torch.optim.Adam by up to {diff:.3g}; follow its single-tensor order: "
+                "g = grad + wd·param; m.lerp_(g, 1−β1); v·β2 + (1−β2)·g²; (sqrt(v)/sqrt(1−β2^t)) + eps; "
+                "param −= lr/(1−β1^t) · m/denom")
+
+
+@grade(adam_update_, "correctness", points=1, validation=True,
+       hint="Raise ValueError naming the argument: step 0, β1 = 1, a negative learning rate.")
+def test_adam_update_rejects_bad_arguments():
+    import torch
+
+    def args(**kw):
+        base = dict(step=1, lr=LR, beta1=0.9, beta2=0.999, eps=EPS, weight_decay=0.0)
+        base.update(kw)
+        return (torch.zeros(3), torch.ones(3), torch.zeros(3), torch.zeros(3), base["step"], base["lr"],
+                base["beta1"], base["beta2"], base["eps"], base["weight_decay"])
+
+    assert_rejects_all(adam_update_, [(args(step=0), "step"), (args(beta1=1.0), "beta1"), (args(beta2=-0.1), "beta2"),
+                                      (args(lr=-1e-3), "lr"), (args(eps=-1.0), "eps"),
+                                      (args(weight_decay=-0.1), "weight_decay")])
+
+
+# ---- ShardedAdam on gloo -----------------------------------------------------------------------------------------
+
+
+def _simplenet():
+    import torch
+
+    g = torch.Generator().manual_seed(64)
+    params = []
+    for fan_in, fan_out in zip(SIMPLENET, SIMPLENET[1:], strict=False):
+        params += [torch.randn(fan_out, fan_in, generator=g, dtype=torch.float64) / fan_in**0.5,
+                   torch.randn(fan_out, generator=g, dtype=torch.float64) * 0.1]
+    return params
+
+
+def _local_grad(shape, step: int, rank: int, i: int, dyadic: bool):
+    import torch
+
+    (grad,) = _grads(shape, 1, torch.float64, 1000 * step + 10 * rank + i)
+    return torch.round(grad * 2**24) / 2**24 if dyadic else grad  # exactly summable in any order
+
+
+def _held_bytes(obj, skip: set[int]) -> int:
+    """Bytes of the distinct tensor storages reachable from the optimizer's attributes (two levels of containers),
+    leaving out the parameters' and their gradients' storages."""
+    import torch
+
+    seen: dict[int, int] = {}
+
+    def visit(x, depth: int) -> None:
+        if isinstance(x, torch.Tensor):
+            s = x.untyped_storage()
+            if s.data_ptr() not in skip:
+                seen[s.data_ptr()] = s.nbytes()
+        elif depth < 3 and isinstance(x, dict):
+            for v in x.values():
+                visit(v, depth + 1)
+        elif depth < 3 and isinstance(x, list | tuple | set):
+            for v in x:
+                visit(v, depth + 1)
+
+    visit(vars(obj), 0)
+    return sum(seen.values())
+
+
+def _run_stage(rank: int, world_size: int, stage: int, dyadic: bool) -> dict:
+    import torch
+
+    params = [torch.nn.Parameter(p) for p in _simplenet()]
+    ref = [torch.nn.Parameter(p) for p in _simplenet()]
+    ref_opt = torch.optim.Adam(ref, lr=LR, betas=BETAS, eps=EPS, weight_decay=WD, foreach=False)
+    opt = ShardedAdam(params, lr=LR, betas=BETAS, eps=EPS, weight_decay=WD, stage=stage)
+    grads_after = []
+    for step in range(STEPS):
+        for i, (p, q) in enumerate(zip(params, ref, strict=True)):
+            local = [_local_grad(p.shape, step, r, i, dyadic) for r in range(world_size)]
+            p.grad = local[rank].clone()
+            total = local[0].clone()
+            for other in local[1:]:
+                total += other
+            q.grad = total / world_size
+        opt.step()
+        ref_opt.step()
+        grads_after.append([None if p.grad is None else p.grad.detach().clone() for p in params])
+    skip = {p.untyped_storage().data_ptr() for p in params}
+    skip |= {p.grad.untyped_storage().data_ptr() for p in params if p.grad is not None}
+    return {"got": [p.detach().clone() for p in params], "want": [q.detach().clone() for q in ref],
+            "grads_after": grads_after[-1], "avg_grad": [q.grad.detach().clone() for q in ref],
+            "state_bytes": opt.state_bytes(), "held": _held_bytes(opt, skip),
+            "exp_avg": tuple(opt.exp_avg.shape), "exp_avg_sq": tuple(opt.exp_avg_sq.shape)}
+
+
+def check_stage1(rank: int, world_size: int) -> dict:
+    return {dyadic: _run_stage(rank, world_size, 1, dyadic) for dyadic in (False, True)}
+
+
+def check_stage2(rank: int, world_size: int) -> dict:
+    return {dyadic: _run_stage(rank, world_size, 2, dyadic) for dyadic in (False, True)}
+
+
+@functools.cache
+def _runs(world_size: int):
+    from grader.kit import run_ranks
+
+    return run_ranks({"stage1": check_stage1, "stage2": check_stage2}, world_size, timeout_s=60.0)
+
+
+def _outcome(world_size: int, name: str):
+    """Check ``name``'s RankRun; a rank that reached a stub's TODO makes the test TODO, not a failure."""
+    failure = _runs(world_size).failures.get(name)
+    todo = [line for line in (failure.per_rank.values() if failure else ()) if "raised NotImplementedError: " in line]
+    if todo:
+        message = todo[0].split("raised NotImplementedError: ", 1)[1]
+        raise NotImplementedError(re.sub(r" at \S+\.py:\d+.*$", "", message))
+    return _runs(world_size)[name]
+
+
+def _shard(world_size: int) -> int:
+    return math.ceil(sum(a * b + b for a, b in zip(SIMPLENET, SIMPLENET[1:], strict=False)) / world_size)
+
+
+@grade(ShardedAdam, "correctness", points=4,
+       hint="After the reduce, does every rank hold the AVERAGE gradient of its slice, and do all ranks end with the "
+            "same full parameters?")
+@pytest.mark.parametrize("world_size", [2, 3, 4])
+@pytest.mark.parametrize("stage", [1, 2])
+def test_sharded_adam_equals_adam_on_the_average(world_size, stage):
+    """3 steps, lr 1e-2, wd 0.01, SimpleNet 64-128-10 in fp64: the parameters of every rank equal a plain
+    torch.optim.Adam fed the average gradient (atol 1e-12); bit for bit when the gradients are exactly summable."""
+    import torch
+
+    run = _outcome(world_size, f"stage{stage}")
+    for rank in range(world_size):
+        for dyadic, out in run.results[rank].items():
+            kind = "exactly summable gradients" if dyadic else "gradients 1e-2…1e2"
+            where = f"ShardedAdam(stage={stage}) on P={world_size}, rank {rank}, {kind}, after {STEPS} steps"
+            for i, (got, want) in enumerate(zip(out["got"], out["want"], strict=True)):
+                err = (got - want).abs().max().item()
+                assert torch.allclose(got, want, rtol=0, atol=1e-12), (
+                    f"{where}: parameter {i} differs from torch.optim.Adam fed the average gradient by up to "
+                    f"{err:.3g}; "
+                    "average (sum / P) before Adam, update only your slice with the full-step bias corrections, then "
+                    "all-gather every slice into every parameter")
+                if dyadic and world_size != 3:  # sums of dyadic values are exact; / 2 and / 4 too
+                    assert torch.equal(got, want), f"{where}: parameter {i} is within {err:.3g} but not bit-equal"
+            for i, (g, avg) in enumerate(zip(out["grads_after"], out["avg_grad"], strict=True)):
+                if stage == 2:
+                    assert g is None, (f"{where}: parameter {i}'s .grad is still set; stage 2 never keeps the full "
+                                       "gradient: set every p.grad to None after the reduce-scatter")
+                else:
+                    assert g is not None and torch.allclose(g, avg, rtol=0, atol=1e-12), (
+                        f"{where}: parameter {i}'s .grad should hold the all-reduced AVERAGE gradient after step()")
+
+
+@grade(ShardedAdam, "correctness", points=1, validation=True,
+       hint="Raise ValueError naming the argument: stage 3, or no trainable parameter.")
+def test_sharded_adam_rejects_bad_arguments():
+    import torch
+
+    frozen = torch.nn.Parameter(torch.zeros(3), requires_grad=False)
+    assert_rejects(ShardedAdam, ([torch.nn.Parameter(torch.zeros(3))],), "stage", {"stage": 3})
+    assert_rejects(ShardedAdam, ([frozen],), "params")
+
+
+@grade(ShardedAdam, "efficiency", points=3,
+       hint="Which tensors does each rank need to keep between steps, and how long is each of them?")
+@pytest.mark.parametrize("world_size", [2, 3, 4])
+def test_sharded_adam_holds_one_shard_of_state(world_size):
+    """state_bytes() = 2·S·8 B (SimpleNet: 76,880 / 51,264 / 38,448 B for P = 2 / 3 / 4 against 153,760 B
+    unsharded), and the tensors the optimizer object holds (parameters and gradients aside) stay within it + 1 KiB."""
+    size = _shard(world_size)
+    for stage in (1, 2):
+        out = _outcome(world_size, f"stage{stage}").results[0][False]
+        assert out["exp_avg"] == (size,) and out["exp_avg_sq"] == (size,), (
+            f"ShardedAdam(stage={stage}) on P={world_size}: exp_avg {out['exp_avg']}, exp_avg_sq {out['exp_avg_sq']}; "
+            f"expected ({size},) each: this rank's slice, S = ceil(9610 / {world_size})")
+        assert_exact(out["state_bytes"], 2 * size * 8, f"ShardedAdam(stage={stage}, P={world_size}).state_bytes()",
+                     why=f"m and v of {size} fp64 elements", unit="B")
+        assert out["held"] <= 2 * size * 8 + 1024, (
+            f"ShardedAdam(stage={stage}) on P={world_size} holds {out['held']:,} B of tensors besides the parameters "
+            f"and their gradients; ZeRO keeps 2·S·8 = {2 * size * 8:,} B (+1 KiB): drop full-size buffers after step()")
+
+
+@grade(ShardedAdam, "efficiency", points=2,
+       hint="Which collective gives each rank only the average of its own slice?")
+@pytest.mark.parametrize("world_size", [2, 4])
+def test_stage2_reduce_scatters(world_size):
+    """Stage 2 never all-reduces: one reduce-scatter and one all-gather per step, nothing else."""
+    run = _outcome(world_size, "stage2")
+    for rank in range(world_size):
+        names = run.calls(rank)
+        reduces = [n for n in names if n.startswith("reduce_scatter")]
+        gathers = [n for n in names if n.startswith("all_gather")]
+        steps = 2 * STEPS  # two variants per check
+        assert "all_reduce" not in names and len(reduces) == steps and len(gathers) == steps \
+            and len(names) == 2 * steps, (
+                f"ShardedAdam(stage=2) on P={world_size}, rank {rank}: {steps} steps called {names}; expected one "
+                "reduce-scatter (the gradient: each rank receives only its slice's sum) and one all-gather (the "
+                "parameters) per step, no all_reduce")
