@@ -85,40 +85,7 @@ TEMPLATES = [
 ]
 
 
-def _grpo(rng: random.Random) -> Params:
-    g = rng.choice([4, 8])
-    rewards = [float(rng.choice([0, 1])) for _ in range(g)]
-    if len(set(rewards)) == 1:
-        rewards[0] = 1.0 - rewards[0]
-    return {"g": g, "rewards": rewards, "shown": ", ".join(f"{r:g}" for r in rewards), "i": rng.randrange(g)}
-
-
-def _grpo_steps(p: Params) -> list[Step]:
-    r = p["rewards"]
-    mean = sum(r) / len(r)
-    std = (sum((x - mean) ** 2 for x in r) / len(r)) ** 0.5
-    return [
-        Step("=", f"r − mean = {r[p['i']]:g} − {mean:g}", r[p["i"]] - mean),
-        Step("÷", "population std of the group (+ 1e-6)", std + 1e-6),
-    ]
-
-
 TEMPLATES += [
-    T(
-        "l41.grpo_advantage",
-        (*FN, "grpo_advantages"),
-        "flops",
-        2,
-        41,
-        "GRPO samples {g} answers to one prompt with rewards [{shown}]. What is the advantage of answer {i} "
-        "(0-based; population std, eps 1e-6)?",
-        _grpo,
-        lambda p, fn: fn(p["rewards"], p["g"])[p["i"]],
-        _grpo_steps,
-        "1",
-        rtol=0.001,
-        source="DeepSeekMath (Shao et al. 2024): group-relative advantages, no critic",
-    ),
     T(
         "l41.rlhf_no_reference",
         (*FN, "rlhf_static_bytes"),
