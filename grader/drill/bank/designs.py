@@ -75,11 +75,11 @@ DESIGNS = [
                 keywords=kw(CORDON, RESTART),
             ),
             Point(
-                "the 1800 s timeout itself: lower it (with TORCH_NCCL_ASYNC_ERROR_HANDLING) so a hang fails fast",
-                numbers=(1800.0,),
-                unit_of_answer="s",
-                accept=("s", "ms", "min"),
-                rtol=0.01,
+                "fail fast next time: a shorter watchdog timeout, and the NCCL flight recorder "
+                "(TORCH_NCCL_TRACE_BUFFER_SIZE) to see which collective each rank last entered",
+                keywords=kw(
+                    ("flight recorder", "TORCH_NCCL_TRACE_BUFFER_SIZE", "TRACE_BUFFER"),
+                ),
             ),
         ),
     ),
