@@ -1,7 +1,7 @@
-"""Stage 2 that still writes the full averaged gradient back into every p.grad: the gradients are not sharded."""
+"""Stage 2 that runs stage 1: the full gradient all-reduced and written back into every p.grad (not sharded)."""
 
 MODULE = "sharded_adam"
-REJECTED_BY = {"ShardedAdam": ["correctness"]}
+REJECTED_BY = {"ShardedAdam": ["correctness", "efficiency"]}
 
 _RightShardedAdam = ShardedAdam
 
