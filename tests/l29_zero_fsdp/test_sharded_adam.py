@@ -155,7 +155,7 @@ def _held_bytes(obj, skip: set[int]) -> int:
             for v in x:
                 visit(v, depth + 1)
 
-    visit(vars(obj), 0)
+    visit(getattr(obj, "__dict__", {}), 0)
     return sum(seen.values())
 
 
