@@ -71,7 +71,8 @@ from typing import Any
 
 WORLD_SIZES = (2, 3, 4)
 STALL_S = 1.5  # every rank off the CPU this long, no call made: a deadlock
-POLL_S = 0.02
+POLL_S = 0.05
+BUSY_NS = 20_000_000  # a rank whose threads ran or waited for a CPU this long since it last moved is not stuck
 KILL_GRACE_S = 0.3  # after SIGUSR1 (faulthandler writes the rank's stack), before SIGKILL
 P2P = ("send", "recv", "isend", "irecv")
 SENDS = ("send", "isend")
@@ -321,7 +322,7 @@ class _Group:
         """Run until every rank finished or a check failed; record outcomes; the index to start from next."""
         self.start()
         started_at = None
-        activity = [(-1, -1)] * self.world
+        activity: list[tuple[tuple, int]] = [((), 0)] * self.world
         active_at = [time.monotonic()] * self.world
         k_seen = self.first
         check_t0 = time.monotonic()
@@ -348,9 +349,10 @@ class _Group:
             if self.exit:
                 return self._fail(k_seen, outcomes, "crashed", slots)
             for r in range(self.world):
-                mark = (_cpu_ns(self.pids[r]), slots[r][2], slots[r][1], slots[r][0])
-                if mark != activity[r]:
-                    activity[r], active_at[r] = mark, now
+                cpu = sum(_cpu_ns(self.pids[r]))
+                mark = (slots[r][2], slots[r][1], slots[r][0])
+                if mark != activity[r][0] or cpu - activity[r][1] > BUSY_NS:
+                    activity[r], active_at[r] = (mark, cpu), now
             waiting = [r for r in range(self.world) if now - active_at[r] >= self.stall_s]
             if len(waiting) == self.world:
                 return self._fail(k_all, outcomes, "deadlock", slots)
@@ -453,13 +455,20 @@ class _Group:
         return {r: _dumped_line(self.dir / f"rank{r}.log") for r in range(self.world)}
 
 
+_POLLERS = ("gloo_tcp_loop", "pt_tcpstore")  # threads that wake every few ms even when every rank is stuck
+
+
 def _cpu_ns(pid: int) -> tuple[int, int]:
-    """(on-CPU ns, runnable-waiting ns) of the process's main thread: both still while it sleeps in a wait."""
-    try:
-        run, wait, _ = Path(f"/proc/{pid}/schedstat").read_text().split()
-        return int(run) // 1_000_000, int(wait) // 1_000_000  # ms: a blocked thread's tiny wake-ups do not count
-    except (OSError, ValueError):
-        return (0, 0)
+    """(on-CPU ns, runnable-waiting ns) summed over the process's threads but gloo's and the store's pollers:
+    both stay still while every thread sleeps in a wait; a starved but runnable thread still accrues waiting."""
+    run = wait = 0
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError):
+                if not Path(f"/proc/{pid}/task/{tid}/comm").read_text().startswith(_POLLERS):  # named late: no cache
+                    r, w, _ = Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()
+                    run, wait = run + int(r), wait + int(w)
+    return run, wait
 
 
 def _raised_line(rank: int, raised: dict[str, str]) -> str:
