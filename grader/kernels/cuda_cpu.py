@@ -14,7 +14,8 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
   Global buffers have their exact size against PROT_NONE guard pages (the end in the first run, the
   start in the second), static shared arrays are bounds-checked (``-fsanitize=bounds``), so an access
   outside either faults with the kernel's line. A barrier or warp primitive that not every thread
-  reaches is reported as divergence; a kernel that never returns is stopped by the per-call limit.
+  reaches is reported as divergence; a kernel that never returns is stopped after the per-call limit
+  (grader.grading.timeout, 30 s by default) in CPU seconds, where it was.
 
 What it cannot check, and says so: timing, occupancy, real bank conflicts, the GPU's memory model beyond
 barriers (fences, volatile, warp-synchronous code without ``__syncwarp``), fast-math intrinsics'
@@ -239,7 +240,8 @@ def _run(runner: Runner, d: str, head: str, rows: list[str], name: str, g: tuple
          seconds: int) -> subprocess.CompletedProcess:
     Path(d, "request").write_text("\n".join([head, *rows]) + "\n")
     try:
-        return subprocess.run([str(runner.path), d], capture_output=True, text=True, timeout=seconds + 30)
+        # the runner stops itself after `seconds` of CPU time; the wall-clock limit only backs that up
+        return subprocess.run([str(runner.path), d], capture_output=True, text=True, timeout=10 * seconds + 60)
     except subprocess.TimeoutExpired as exc:
         raise CudaFault(f"{name}<<<{g}, {b}>>> did not finish within {seconds} s on the CPU executor: "
                         "an endless loop?") from exc

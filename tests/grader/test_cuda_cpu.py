@@ -291,3 +291,30 @@ def test_cu_known_implementations_agree_with_their_numba_twins(unit, cu, twin):
 
     assert rejected_in_correctness(a) == rejected_in_correctness(b), (
         f"{cu} and its numba twin {twin} should get the same correctness verdict")
+
+
+@pytest.mark.slow
+def test_batch_grading_runs_the_executor_inside_the_sandbox(tmp_path):
+    """Batch grading: the .cu kernels compile (g++) and run in the student's sandbox; faults come back as messages."""
+    import json
+    import shutil
+
+    from grader.instructor import batch, sandbox
+
+    try:
+        runtime = sandbox.probe()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(f"no sandbox: {exc}")
+    subs = tmp_path / "submissions"
+    for student in ("honest", "tail_bug"):
+        shutil.copytree(REPO / "solutions", subs / student, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "tests/l24_gemm/known_wrong/cuda_sgemm_cu_no_tail_check.cu", subs / "tail_bug/l24_gemm/sgemm.cu")
+    limits = sandbox.Limits(wall_s=900, call_timeout_s=120, memory=3 * 2**30)
+    batch.run_batch(batch.BatchOptions(subs, tmp_path / "out", jobs=2, units=("l24_gemm",), exercises=("sgemm_cu",),
+                                       limits=limits))
+    tests = {s: {t["name"].rsplit(" · ", 1)[-1]: t for t in json.loads(
+        (tmp_path / "out" / s / "results.json").read_text())["tests"]} for s in ("honest", "tail_bug")}
+    small = "test_sgemm_cu_matches[100-70-45]"
+    assert tests["honest"][small]["status"] == "passed", (runtime.describe(), tests["honest"][small])
+    out = tests["tail_bug"][small]["output"]
+    assert tests["tail_bug"][small]["status"] == "failed" and "sgemm.cu line 36" in out and "past its end" in out, out

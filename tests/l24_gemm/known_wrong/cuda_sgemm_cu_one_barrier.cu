@@ -1,0 +1,44 @@
+// A missing barrier: no __syncthreads() after the multiply-adds, so a fast thread stages the next k-step's
+// tiles while slower ones still read the current ones (a race once K > TILE).
+// MODULE = "sgemm"
+// REJECTED_BY = {"sgemm_cu": ["correctness", "efficiency"]}
+
+// L24 · Shared-memory tiled SGEMM in CUDA C++: C = A · B, fp32, row-major.
+//
+// The kernel of cuda_sgemm.py in the language the lecture writes it in. A block of TILE × TILE
+// threads owns one TILE × TILE tile of C; it walks k in steps of TILE, staging a tile of A and a
+// tile of B in __shared__ arrays (one element of each per thread, 0 outside the matrices),
+// __syncthreads(), TILE multiply-adds per thread out of shared memory, __syncthreads() again
+// before the next tiles overwrite these. Global loads fall from 2·M·N·K elements (naive) to
+// M·K·⌈N/TILE⌉ + K·N·⌈M/TILE⌉ (arithmetic intensity TILE/4 FLOP/B for fp32 instead of 1/4).
+//
+// Launch: grid (⌈N/TILE⌉, ⌈M/TILE⌉), block (TILE, TILE); threadIdx.x runs along N (coalesced).
+// Graded without a GPU by NVRTC (sm_90): both tiles in shared memory (≥ 2·TILE²·4 B), ld.shared in
+// the inner loop, a barrier before and after it, no spills; on a GPU against torch.matmul in fp64.
+
+#ifndef DRIPSTONE_TODO
+#define DRIPSTONE_TODO(task) __trap()  // a stub's unwritten part: traps if launched
+#endif
+
+#define TILE 16
+
+extern "C" __global__ void sgemm_tiled(const float* __restrict__ A, const float* __restrict__ B,
+                                       float* __restrict__ C, int M, int N, int K) {
+    __shared__ float a_tile[TILE][TILE];
+    __shared__ float b_tile[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+    // TODO: loop over k in steps of TILE: stage A[row][k0 + tx] and B[k0 + ty][col] (0 outside),
+    //       __syncthreads(), accumulate TILE products from the tiles, __syncthreads(); store C.
+    // ### BEGIN SOLUTION
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += TILE) {
+        a_tile[ty][tx] = (row < M && k0 + tx < K) ? A[(size_t)row * K + k0 + tx] : 0.0f;
+        b_tile[ty][tx] = (k0 + ty < K && col < N) ? B[(size_t)(k0 + ty) * N + col] : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < TILE; ++kk) acc += a_tile[ty][kk] * b_tile[kk][tx];
+    }
+    if (row < M && col < N) C[(size_t)row * N + col] = acc;
+    // ### END SOLUTION
+}
