@@ -265,8 +265,8 @@ class Session:
             card = self.store.card(t.id)
             assert card is not None
             back = "next session" if card.box == 1 else f"in {card.due - sid} sessions"
-            moved = f"box {card_before.box if card_before else 0} → {card.box}"
-            self.io.say(f"  (Leitner {moved}: comes back {back})")
+            moved = f"{f'box {card_before.box}' if card_before else 'new'} → box {card.box}"
+            self.io.say(f"  (Leitner: {moved}, comes back {back})")
             self.results.append(row)
         return False
 

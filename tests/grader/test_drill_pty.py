@@ -37,7 +37,7 @@ def test_ten_questions_then_a_mock_interview_then_stats(tmp_path) -> None:
         child.sendline(BLIND[i % len(BLIND)])
         child.expect(r"[✓✗] ")
         child.expect("Derivation")
-        child.expect("Leitner box")
+        child.expect(r"Leitner: (new|box \d) → box \d, comes back")
     child.expect("Session report")
     child.expect(r"questions: \d+/10 right")
     child.expect(pexpect.EOF)
