@@ -36,8 +36,9 @@ def _check_real(name: str, value: object, *, positive: bool = False, allow_inf: 
 
 
 def _terms(world_size: int, grad_bytes: int) -> tuple[float, float]:
-    """The two regressors of T(P) − t_compute: 2(P−1) latencies and 2(P−1)/P·grad_bytes bytes."""
-    return 2.0 * (world_size - 1), 2.0 * (world_size - 1) / world_size * grad_bytes
+    """The two regressors of T(P) − t_compute: the latencies paid in a row and the bytes each rank sends."""
+    # TODO: how many messages one rank sends in a row in a ring all-reduce, and what share of the bytes.
+    raise NotImplementedError('TODO: how many messages one rank sends in a row in a ring all-reduce, and what share of the bytes.')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -56,8 +57,8 @@ def ddp_step_seconds(world_size: int, t_compute_s: float, grad_bytes: int, alpha
     p, g = check_int("world_size", world_size, 1), check_int("grad_bytes", grad_bytes)
     t_c, alpha = _check_real("t_compute_s", t_compute_s), _check_real("alpha_s", alpha_s)
     beta = _check_real("bytes_per_s", bytes_per_s, positive=True, allow_inf=True)
-    # TODO: the latency term (2(P−1) messages) plus the bandwidth term (2(P−1)/P of the bytes), added to t_compute.
-    raise NotImplementedError('TODO: the latency term (2(P−1) messages) plus the bandwidth term (2(P−1)/P of the bytes), added to t_compute.')
+    # TODO: the latency term plus the bandwidth term (both from _terms), added to t_compute.
+    raise NotImplementedError('TODO: the latency term plus the bandwidth term (both from _terms), added to t_compute.')
 
 
 # ---------------------------------------------------------------------------------------------

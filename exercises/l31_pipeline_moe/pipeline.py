@@ -92,20 +92,15 @@ def _check_orders(orders: object) -> tuple[list[list[Op]], int]:
 
 def _dependency(op: Op, s: int, p: int) -> tuple[int, str, int] | None:
     """The operation of another stage (or the same stage's forward) that ``op`` on stage ``s`` waits for."""
-    kind, i = op
-    if kind == "F":
-        return (s - 1, "F", i) if s > 0 else None
-    return (s + 1, "B", i) if s < p - 1 else (s, "F", i)
+    # TODO: a forward waits for the previous stage's forward; a backward for the next stage's backward (the
+    #   last stage's backward for its own forward); the first stage's forward waits for nothing (None).
+    raise NotImplementedError("TODO: a forward waits for the previous stage's forward; a backward for the next stage's backward (the last stage's backward for its own forward); the first stage's forward waits for nothing (None).")
 
 
 def _peak_in_flight(ops: Sequence[Op], start: dict, end: dict, s: int) -> int:
     """Most micro-batches of stage s whose F has started and whose B has not ended (a B ending at t frees first)."""
-    events = sorted((start[(s, "F", i)], 1) if k == "F" else (end[(s, "B", i)], -1) for k, i in ops)
-    held = peak = 0
-    for _, delta in events:  # at one time, -1 sorts before +1: the B that ends frees its slot first
-        held += delta
-        peak = max(peak, held)
-    return peak
+    # TODO: +1 when an F starts, −1 when a B ends, in time order with the ends first at equal times; the peak.
+    raise NotImplementedError('TODO: +1 when an F starts, −1 when a B ends, in time order with the ends first at equal times; the peak.')
 
 
 def simulate_pipeline(orders: Sequence[Sequence[Op]], t_fwd: int | Sequence[int], t_bwd: int | Sequence[int]
@@ -127,6 +122,7 @@ def simulate_pipeline(orders: Sequence[Sequence[Op]], t_fwd: int | Sequence[int]
     clean, m = _check_orders(orders)
     p = len(clean)
     t_f, t_b = _check_times("t_fwd", t_fwd, p), _check_times("t_bwd", t_bwd, p)
-    # TODO: advance every stage whose next operation's dependency has ended (start = max(stage free,
-    #   dependency end)) until all have run; no stage can move = deadlock. Then busy, bubble, peaks, timeline.
-    raise NotImplementedError("TODO: advance every stage whose next operation's dependency has ended (start = max(stage free, dependency end)) until all have run; no stage can move = deadlock. Then busy, bubble, peaks, timeline.")
+    # TODO: advance every stage whose next operation's dependency (_dependency) has ended (start = max(stage
+    #   free, dependency end)) until all have run; no stage can move = deadlock. Then busy, bubble, the peaks
+    #   (_peak_in_flight) and the timeline.
+    raise NotImplementedError("TODO: advance every stage whose next operation's dependency (_dependency) has ended (start = max(stage free, dependency end)) until all have run; no stage can move = deadlock. Then busy, bubble, the peaks (_peak_in_flight) and the timeline.")

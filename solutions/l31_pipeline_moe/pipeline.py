@@ -105,20 +105,27 @@ def _check_orders(orders: object) -> tuple[list[list[Op]], int]:
 
 def _dependency(op: Op, s: int, p: int) -> tuple[int, str, int] | None:
     """The operation of another stage (or the same stage's forward) that ``op`` on stage ``s`` waits for."""
+    # TODO: a forward waits for the previous stage's forward; a backward for the next stage's backward (the
+    #   last stage's backward for its own forward); the first stage's forward waits for nothing (None).
+    ### BEGIN SOLUTION
     kind, i = op
     if kind == "F":
         return (s - 1, "F", i) if s > 0 else None
     return (s + 1, "B", i) if s < p - 1 else (s, "F", i)
+    ### END SOLUTION
 
 
 def _peak_in_flight(ops: Sequence[Op], start: dict, end: dict, s: int) -> int:
     """Most micro-batches of stage s whose F has started and whose B has not ended (a B ending at t frees first)."""
+    # TODO: +1 when an F starts, −1 when a B ends, in time order with the ends first at equal times; the peak.
+    ### BEGIN SOLUTION
     events = sorted((start[(s, "F", i)], 1) if k == "F" else (end[(s, "B", i)], -1) for k, i in ops)
     held = peak = 0
     for _, delta in events:  # at one time, -1 sorts before +1: the B that ends frees its slot first
         held += delta
         peak = max(peak, held)
     return peak
+    ### END SOLUTION
 
 
 def simulate_pipeline(orders: Sequence[Sequence[Op]], t_fwd: int | Sequence[int], t_bwd: int | Sequence[int]
@@ -140,8 +147,9 @@ def simulate_pipeline(orders: Sequence[Sequence[Op]], t_fwd: int | Sequence[int]
     clean, m = _check_orders(orders)
     p = len(clean)
     t_f, t_b = _check_times("t_fwd", t_fwd, p), _check_times("t_bwd", t_bwd, p)
-    # TODO: advance every stage whose next operation's dependency has ended (start = max(stage free,
-    #   dependency end)) until all have run; no stage can move = deadlock. Then busy, bubble, peaks, timeline.
+    # TODO: advance every stage whose next operation's dependency (_dependency) has ended (start = max(stage
+    #   free, dependency end)) until all have run; no stage can move = deadlock. Then busy, bubble, the peaks
+    #   (_peak_in_flight) and the timeline.
     ### BEGIN SOLUTION
     start: dict[tuple[int, str, int], int] = {}
     end: dict[tuple[int, str, int], int] = {}
