@@ -342,9 +342,21 @@ class Session:
         for r in designs:
             self.io.say(f"  system design {r['question']}: {r['verdict']} (checked {r['auto_points']}/"
                         f"{r['auto_total']}, self-scored {r['self_points']}/{r['self_total']})")
+        if mock and (numeric or designs):
+            self.io.say(_overall(right, numeric, designs))
         return {"session": sid, "mode": "mock" if mock else "drill", "seed": seed, "source": source,
                 "elapsed_s": round(clock.elapsed(), 3), "first_question_s": round(self.first_question_s, 4),
                 "right": right, "asked": len(numeric), "questions": self.results}
+
+
+def _overall(right: int, numeric: list[dict[str, Any]], designs: list[dict[str, Any]]) -> str:
+    """The mock interview's bottom line: the questions and each design weigh the same; the topic to drill next."""
+    parts = [right / len(numeric)] if numeric else []
+    parts += [(r["auto_points"] + r["self_points"]) / max(1, r["auto_total"] + r["self_total"]) for r in designs]
+    by_topic = _group(numeric, "topic")
+    weakest = min(by_topic, key=lambda k: sum(r["correct"] for r in by_topic[k]) / len(by_topic[k]), default=None)
+    return (f"  overall {sum(parts) / len(parts):.0%} (the questions and each design weigh the same)"
+            + (f"; drill next: python -m grader drill --topic {weakest}" if weakest else ""))
 
 
 def _designs(topics: tuple[str, ...]) -> list[Design]:

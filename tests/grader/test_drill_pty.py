@@ -75,6 +75,7 @@ def test_ten_questions_then_a_mock_interview_then_stats(tmp_path) -> None:
             break
     mock.expect(r"by difficulty: ")
     mock.expect(r"system design \S+: \d+/\d+ \(checked \d+/\d+, self-scored \d+/\d+\)")
+    mock.expect(r"overall \d+% ")
     mock.expect(pexpect.EOF)
     mock.close()
     assert mock.exitstatus == 0 and seen_designs == designs and self_scored >= 1
