@@ -273,7 +273,8 @@ def kernel_device() -> str:
 
     from grader.kernels import cuda_cpu, perf
 
-    device = "cuda" if perf.gpu_available() and not perf.dry_run() else "cpu"
+    forced = os.environ.get(cuda_cpu.FORCE_ENV)  # make gpu-check grades each .cu file both ways
+    device = "cuda" if perf.gpu_available() and not perf.dry_run() and forced != "cpu" else "cpu"
     if device == "cpu" and not cuda_cpu.available():
         pytest.skip(f"{perf.PENDING_GPU}: this test runs the CUDA C++ kernel on a GPU, or on the CPU executor, "
                     "which needs g++ on x86-64 Linux; its NVRTC checks ran here")

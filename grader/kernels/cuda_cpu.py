@@ -322,3 +322,57 @@ def _race_message(runner: Runner, launch: str, buffer: int, offset: int, args: l
             "0, 1, 2, ... and ..., 2, 1, 0): a thread reads shared memory that another thread writes, or "
             "overwrites it while another still reads, with no __syncthreads() between them "
             f"(__syncthreads() lines in {runner.label}: {where})")
+
+
+# ---- make gpu-check: the CPU executor's verdicts against the GPU's, for every .cu file ----------------------
+
+FORCE_ENV = "DRIPSTONE_CUDA_EXECUTOR"  # "cpu": .cu correctness tests use the CPU executor even on a GPU
+
+
+def compare_with_gpu(units: Sequence[str] = ()) -> list[str]:
+    """For each .cu solution and known implementation: the .cu tests graded on the GPU and on the CPU executor;
+    one line per file, ``DIFFER`` where a test's status differs (run where a GPU is lent: .ci/gpu-check)."""
+    from grader import api
+    from grader.authoring import known
+    from grader.grading.target import REPO_ROOT
+
+    lines = []
+    for unit in units or sorted(p.parent.name for p in (REPO_ROOT / "solutions").glob("*/*.cu")):
+        impls = [k for kind in ("known_wrong", "known_right") for k in known.known_impls(unit, kind)
+                 if k.path.suffix == ".cu"]
+        exercises = sorted({e for k in impls for e in k.exercises})
+        for name, impl in [("solutions", None), *((k.name, k) for k in impls)]:
+            with tempfile.TemporaryDirectory(prefix="dripstone-cu-verdicts-") as tmp:
+                target = known.build_target(impl, Path(tmp)) if impl else REPO_ROOT / "solutions"
+                verdicts = {}
+                for executor in ("gpu", "cpu"):
+                    os.environ[FORCE_ENV] = executor
+                    try:
+                        report = api.grade(target, units=[unit], exercises=exercises)
+                    finally:
+                        os.environ.pop(FORCE_ENV, None)
+                    verdicts[executor] = {r.nodeid: r.status.value for r in report.results if r.executor}
+            gpu, cpu = verdicts["gpu"], verdicts["cpu"]
+            differ = [f"{n}: GPU {gpu.get(n)}, CPU {cpu.get(n)}" for n in sorted(gpu.keys() | cpu.keys())
+                      if gpu.get(n) != cpu.get(n)]
+            status = "DIFFER" if differ or not gpu else "same"
+            lines.append(f"{status} {unit} {name}: {len(gpu)} test(s) on the GPU, {len(cpu)} on the CPU executor"
+                         + "".join(f"\n    {d}" for d in differ))
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m grader.kernels.cuda_cpu compare [UNIT ...]``: :func:`compare_with_gpu`, exit 1 on a difference."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] != "compare":
+        print("usage: python -m grader.kernels.cuda_cpu compare [UNIT ...]", file=sys.stderr)
+        return 2
+    lines = compare_with_gpu(args[1:])
+    print("\n".join(lines))
+    return int(any(not line.startswith("same ") for line in lines))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
