@@ -143,7 +143,16 @@ def _with_unit(number: float, rest: str, expect: str | None) -> Quantity | None:
             if expect == "flop_rate" and dim == "flops" and key.endswith("flops"):
                 dim = "flop_rate"  # lower-case "tflops" is the rate people mean
             return Quantity(number * f, dim, rest, number)
+    meanings = {UNITS[k] for k in spellings(compact)}
+    if len(meanings) == 1:  # "GIB", "Days", "MS": one unit whatever the case
+        dim, f = meanings.pop()
+        return Quantity(number * f, dim, rest, number)
     return None
+
+
+def spellings(unit: str) -> list[str]:
+    """The units that read ``unit`` ignoring case ("gb" -> GB and Gb: ambiguous, b is a bit)."""
+    return sorted(k for k in UNITS if k.lower() == unit.lower())
 
 
 def _normalize(unit: str) -> str:
@@ -174,7 +183,10 @@ def check(text: str, answer: float, unit: str, rtol: float, accept: tuple[str, .
     shown = fmt(answer, unit, accept)
     q = parse(text, dim)
     if q is None:
-        return Verdict("unparsed", f"could not read {text.strip()!r} as a number with a unit: type e.g. {shown}")
+        m = _RE.match(text)
+        cases = spellings(m["rest"].replace(" ", "")) if m and m["rest"] else []
+        which = f" ({m['rest']!r} could be {' or '.join(cases)}: b is a bit, B a byte)" if m and len(cases) > 1 else ""
+        return Verdict("unparsed", f"could not read {text.strip()!r} as a number with a unit{which}: type e.g. {shown}")
     if q.dimension is None:
         return _bare(q, want, dim, unit, rtol, accept, shown)
     if q.dimension != dim:

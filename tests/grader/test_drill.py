@@ -60,6 +60,12 @@ def test_check_fractions_percentages_times() -> None:
     assert units.check("40 days", 38.4, "day", 0.02, ("days",)).kind == "wrong_number"
 
 
+def test_case_only_matters_where_it_changes_the_unit() -> None:
+    assert units.check("130.4 GIB", 140e9, "B", 0.01).right and units.check("38.4 Days", 38.4, "day", 0.01).right
+    verdict = units.check("140 gb", 140e9, "B", 0.01, ("GB",))
+    assert verdict.kind == "unparsed" and "GB or Gb" in verdict.message, verdict  # b is a bit: ask, do not guess
+
+
 def test_tolerance_is_the_templates() -> None:
     assert units.check("141 GB", 140e9, "B", 0.01).right
     assert not units.check("141 GB", 140e9, "B", 0.001).right
