@@ -208,6 +208,10 @@ class Session:
         designs = select.mock_designs(_designs(o.topics), MOCK_DESIGNS if o.mock else o.designs, rng)
         clock = Clock(minutes)
         self._header(sid, len(chosen), len(designs), minutes, source, seed)
+        if not chosen and not designs:
+            self.io.say(f"no question to ask: no template {'of ' + ', '.join(o.topics) + ' ' if o.topics else ''}"
+                        "has a solution in solutions/ or instances in the bank data file (python -m grader drill "
+                        "build writes it)")
         reserve = sum(d.minutes for d in designs) * 60 if o.mock else 0.0
         stopped = self._numeric(chosen, rng, clock, sid, reserve)
         if not stopped:
