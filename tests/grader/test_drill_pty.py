@@ -99,3 +99,24 @@ def _drill_json(data, *args: str) -> dict:
     proc = _drill(data, *args)
     assert proc.returncode == 0, proc.stderr
     return json.loads(re.sub(r"^[^{]*", "", proc.stdout, count=1))
+
+
+def test_a_system_design_answer_written_in_the_editor(tmp_path) -> None:
+    editor = tmp_path / "editor.sh"  # stands for vim: writes the answer into the file it is given
+    editor.write_text("#!/bin/sh\nprintf 'TP8 PP8 DP16 with ZeRO-1, 30 GB static per GPU\\n' > \"$1\"\n")
+    editor.chmod(0o755)
+    env = {**_env(tmp_path), "EDITOR": str(editor)}
+    child = pexpect.spawn(sys.executable, ["-m", "grader", "drill", "--n", "0", "--designs", "1", "--topic",
+                                           "parallelism", "--seed", "3"], cwd=str(REPO_ROOT), env=env,
+                          encoding="utf-8", timeout=90, dimensions=(40, 120))
+    child.expect(r"or type 'e' alone to write it in ")
+    child.expect(r"  \| ")
+    child.sendline("e")
+    child.expect("Rubric:")
+    while child.expect([r"\[y/n\] ", r"Rubric score (\d+)/(\d+): checked (\d+)/"]) == 0:
+        child.sendline("n")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    rows = list(csv.DictReader(io.StringIO(_drill(tmp_path, "stats", "--export", "csv").stdout)))
+    assert [r["kind"] for r in rows] == ["design"] and rows[0]["answer"].startswith("TP8 PP8 DP16 with ZeRO-1"), rows
