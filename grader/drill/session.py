@@ -193,6 +193,7 @@ class Session:
     results: list[dict[str, Any]] = field(default_factory=list)
     t0: float = 0.0
     first_question_s: float = 0.0
+    now: Callable[[], float] = time.monotonic  # the session clock's time source (tests fake it)
 
     def run(self) -> dict[str, Any]:
         self.t0 = time.perf_counter()
@@ -206,7 +207,7 @@ class Session:
         cards = self.store.cards()
         chosen = (select.mock if o.mock else select.pick)(pool, cards, sid, o.n, rng)
         designs = select.mock_designs(_designs(o.topics), MOCK_DESIGNS if o.mock else o.designs, rng)
-        clock = Clock(minutes)
+        clock = Clock(minutes, self.now)
         self._header(sid, len(chosen), len(designs), minutes, source, seed)
         if not chosen and not designs:
             self.io.say(f"no question to ask: no template {'of ' + ', '.join(o.topics) + ' ' if o.topics else ''}"

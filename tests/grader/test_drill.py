@@ -7,6 +7,7 @@ import io
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -134,6 +135,20 @@ def test_stats_weakest_first_and_csv(tmp_path) -> None:
     assert "███░░░░░░░" in lines[0] and "33%" in lines[0] and "██████████" in lines[1]
     table = list(csv.DictReader(io.StringIO(store.export_csv())))
     assert len(table) == 5 and table[2]["topic"] == "flops" and table[2]["correct"] == "0"
+
+
+# ---- the clock: --minutes stops new questions ---------------------------------------------------------------------
+
+def test_minutes_stop_new_questions(tmp_path) -> None:
+    from grader.drill import session
+
+    ticks = iter(range(0, 10_000, 50))  # every look at the clock: 50 s later
+    out = io.StringIO()
+    run = session.Session(session.Options(n=10, minutes=3, seed=1), session.Scripted(["skip"] * 10, out),
+                          Store(tmp_path / "h.sqlite3"), now=lambda: float(next(ticks)))
+    report = run.run()
+    assert 1 <= report["asked"] < 10 and "time is up for questions" in out.getvalue(), out.getvalue()[-500:]
+    assert re.search(r"⏱ 0[1-9]:\d\d / 03:00", out.getvalue()), "the clock shows elapsed / limit"
 
 
 # ---- sessions from an answers file ------------------------------------------------------------------------------
