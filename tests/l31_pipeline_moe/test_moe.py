@@ -95,7 +95,7 @@ def test_topk_lab_41_and_ties():
 
 @grade(topk_route, "correctness", points=2, hint="Sort by (−logit, expert index); softmax the k kept logits, "
                                                  "subtracting their max first.")
-@settings(max_examples=30)
+@settings(max_examples=20)
 @given(rows=st.integers(1, 6).flatmap(lambda e: st.lists(st.lists(
     st.one_of(st.integers(-3, 3).map(float), st.floats(-30, 30)), min_size=e, max_size=e), min_size=1, max_size=6)),
     data=st.data())
@@ -144,6 +144,7 @@ def test_capacity_worked_and_float_traps():
 
 
 @grade(expert_capacity, "correctness", points=1, hint="Top-2 routing makes 2·T assignments: does your formula know?")
+@settings(max_examples=20)
 @given(t=st.integers(1, 5000), e=st.integers(1, 64), data=st.data(),
        cf=st.decimals(min_value="0.05", max_value="4", places=2).map(float))
 def test_capacity_exact(t, e, data, cf):
@@ -210,7 +211,7 @@ def test_apply_capacity_lab_41():
 @grade(apply_capacity, "correctness", points=2,
        hint="Each expert keeps at most C; every kept plus dropped assignment is one of T·k; a dropped one found "
             "its expert full.")
-@settings(max_examples=40)
+@settings(max_examples=25)
 @given(e=st.integers(1, 6), data=st.data(), cf=st.sampled_from([0.25, 0.5, 0.8, 1.0, 1.1, 1.25, 2.0]))
 def test_apply_capacity_invariants(e, data, cf):
     k = data.draw(st.integers(1, e))
@@ -271,7 +272,7 @@ def test_combine_lab_41_and_drops():
 
 
 @grade(moe_combine, "correctness", points=1, hint="Per token: Σ over kept choices of gate · scale[expert] · x.")
-@settings(max_examples=20)
+@settings(max_examples=15)
 @given(e=st.integers(1, 5), data=st.data())
 def test_combine_matches_oracle(e, data):
     k = data.draw(st.integers(1, e))
@@ -345,7 +346,7 @@ def test_a2a_lab_41_and_course_formula():
 
 @grade(all_to_all_bytes, "correctness", points=1, hint="dispatch[src][dst] per kept remote assignment; combine is "
                                                        "its transpose.")
-@settings(max_examples=25)
+@settings(max_examples=15)
 @given(n=st.integers(1, 4), epr=st.integers(1, 3), data=st.data())
 def test_a2a_matches_oracle(n, epr, data):
     e = n * epr

@@ -125,6 +125,7 @@ def test_orders_worked_example():
 
 @grade(pipeline_orders, "correctness", points=2,
        hint="With fewer micro-batches than stages, can a stage warm up with more forwards than there are?")
+@settings(max_examples=25)
 @given(p=st.integers(1, 8), m=st.integers(1, 12), kind=st.sampled_from(["gpipe", "1f1b"]))
 def test_orders_match_the_in_flight_rule(p, m, kind):
     got = [[tuple(op) for op in stage] for stage in pipeline_orders(p, m, kind)]
@@ -202,7 +203,7 @@ def any_orders(draw):
 @grade(simulate_pipeline, "correctness", points=3,
        hint="Simulate any valid orders, not only the two schedules: each operation waits for its stage and for "
             "one other operation.")
-@settings(max_examples=60)
+@settings(max_examples=30)
 @given(orders=any_orders(), data=st.data())
 def test_simulate_matches_a_ticking_clock(orders, data):
     p = len(orders)
@@ -222,6 +223,7 @@ def test_simulate_matches_a_ticking_clock(orders, data):
 
 @grade(simulate_pipeline, "correctness", points=2,
        hint="GPipe keeps every micro-batch's activations until the backwards start; how many does 1F1B keep?")
+@settings(max_examples=25)
 @given(p=st.integers(1, 6), m=st.integers(1, 10), t_f=st.integers(1, 3), t_b=st.integers(1, 4),
        kind=st.sampled_from(["gpipe", "1f1b"]))
 def test_simulate_closed_forms(p, m, t_f, t_b, kind):
