@@ -151,16 +151,28 @@ def test_orders_reject_bad_arguments():
 
 P2M2_TIMELINE = [[(0, 0, "F")], [(0, 1, "F"), (1, 0, "F")], [(1, 1, "F")], [(1, 0, "B")],
                  [(0, 0, "B"), (1, 1, "B")], [(0, 1, "B")]]
+# p=2, m=3, 1F1B, unit times, by hand: stage 0 runs F0 | F1 B0 | F2 B1 | B2, stage 1 F0 B0 F1 B1 F2 B2. Stage 0's
+# B0 waits for stage 1's B0 (ends at 3); at tick 4 its B0 ends as its F2 starts: 2 in flight, not 3.
+P2M3_1F1B_TIMELINE = [[(0, 0, "F")], [(0, 1, "F"), (1, 0, "F")], [(1, 0, "B")], [(0, 0, "B"), (1, 1, "F")],
+                      [(0, 2, "F"), (1, 1, "B")], [(0, 1, "B"), (1, 2, "F")], [(1, 2, "B")], [(0, 2, "B")]]
 
 
 @grade(simulate_pipeline, "correctness", points=3,
        hint="Which operation does B(s, i) wait for, and when does a stage start its next operation?")
 def test_simulate_hand_worked_schedules():
-    """p=2, m=2 GPipe on unit times, worked by hand; p=4, m=8 (t_F 1, t_B 2): makespan 33, bubble 3/11, peaks."""
+    """p=2, m=2 GPipe and p=2, m=3 1F1B on unit times, worked by hand; p=4, m=8 (t_F 1, t_B 2): makespan 33,
+    bubble 3/11, peaks."""
     call = "simulate_pipeline(pipeline_orders(2, 2, 'gpipe'), 1, 1)"
     got = simulate_pipeline([[("F", 0), ("F", 1), ("B", 0), ("B", 1)]] * 2, 1, 1)
     check_result(got, {**clock_oracle([[("F", 0), ("F", 1), ("B", 0), ("B", 1)]] * 2, [1, 1], [1, 1]),
                        "timeline": P2M2_TIMELINE}, call)
+    orders = [[("F", 0), ("F", 1), ("B", 0), ("F", 2), ("B", 1), ("B", 2)],
+              [("F", 0), ("B", 0), ("F", 1), ("B", 1), ("F", 2), ("B", 2)]]
+    got = simulate_pipeline(orders, 1, 1)
+    check_result(got, {**clock_oracle(orders, [1, 1], [1, 1]), "timeline": P2M3_1F1B_TIMELINE},
+                 "simulate_pipeline(pipeline_orders(2, 3, '1f1b'), 1, 1)")
+    assert got["peak_in_flight"] == [2, 1], f"simulate_pipeline(<1F1B p=2, m=3>, 1, 1)['peak_in_flight'] = " \
+                                            f"{got['peak_in_flight']}, expected [2, 1]"
     for kind, peaks in (("gpipe", [8, 8, 8, 8]), ("1f1b", [4, 3, 2, 1])):
         call = f"simulate_pipeline(<{kind} orders, p=4, m=8>, 1, 2)"
         got = simulate_pipeline(orders_oracle(4, 8, kind), 1, 2)
