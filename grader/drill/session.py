@@ -246,34 +246,39 @@ class Session:
                 continue
             if not self.first_question_s:
                 self.first_question_s = time.perf_counter() - self.t0
-            self.io.say(f"\n{clock.label()}  Q{i}/{len(chosen)} · {t.topic} · difficulty {t.difficulty} · {t.id}")
-            self.io.say(_wrap(inst.prompt))
-            for j, opt in enumerate(inst.options):
-                self.io.say(f"   {units.LETTERS[j]}) {opt}")
-            hint = {"choice": "a letter", "order": "the letters in order"}.get(t.kind) or \
-                f"e.g. in {', '.join(t.accept[:3]) or 'a number'}"
-            start = clock.elapsed()
-            typed = self.io.ask(f"[{clock.label()}] answer ({hint}) > ", clock)
-            seconds = clock.elapsed() - start
-            if typed is None or typed.strip().lower() in QUIT:
+            if not self._ask(t, inst, f"Q{i}/{len(chosen)}", clock, sid):
                 return True
-            verdict = _judge(t, inst, typed) if typed.strip() else units.Verdict(
-                "skipped", f"skipped: the answer is {_expected(t, inst)}")
-            self.io.say(f"  {'✓' if verdict.right else '✗'} {verdict.message}  ({seconds:.0f} s)")
-            self._derivation(t, inst)
-            card_before = self.store.card(t.id)
-            row = {"question": t.id, "kind": t.kind, "topic": t.topic, "difficulty": t.difficulty,
-                   "prompt": inst.prompt, "params": inst.params, "answer": typed, "expected": _expected(t, inst),
-                   "verdict": verdict.kind,
-                   "correct": int(verdict.right), "seconds": round(seconds, 3), "source": inst.source}
-            self.store.record(sid, {**row, "detail": {"source": inst.source}})
-            card = self.store.card(t.id)
-            assert card is not None
-            back = "next session" if card.box == 1 else f"in {card.due - sid} sessions"
-            moved = f"{f'box {card_before.box}' if card_before else 'new'} → box {card.box}"
-            self.io.say(f"  (Leitner: {moved}, comes back {back})")
-            self.results.append(row)
         return False
+
+    def _ask(self, t: Template, inst: Instance, where: str, clock: Clock, sid: int) -> bool:
+        """One question: prompt, answer, verdict, derivation, history; False when the candidate quit."""
+        self.io.say(f"\n{clock.label()}  {where} · {t.topic} · difficulty {t.difficulty} · {t.id}")
+        self.io.say(_wrap(inst.prompt))
+        for j, opt in enumerate(inst.options):
+            self.io.say(f"   {units.LETTERS[j]}) {opt}")
+        hint = {"choice": "a letter", "order": "the letters in order"}.get(t.kind) or \
+            f"e.g. in {', '.join(t.accept[:3]) or 'a number'}"
+        start = clock.elapsed()
+        typed = self.io.ask(f"[{clock.label()}] answer ({hint}) > ", clock)
+        seconds = clock.elapsed() - start
+        if typed is None or typed.strip().lower() in QUIT:
+            return False
+        skipped = typed.strip().lower() in SKIP
+        verdict = units.Verdict("skipped", f"skipped: the answer is {_expected(t, inst)}") if skipped \
+            else _judge(t, inst, typed)
+        self.io.say(f"  {'✓' if verdict.right else '✗'} {verdict.message}  ({seconds:.0f} s)")
+        self._derivation(t, inst)
+        before = self.store.card(t.id)
+        row = {"question": t.id, "kind": t.kind, "topic": t.topic, "difficulty": t.difficulty, "prompt": inst.prompt,
+               "params": inst.params, "answer": typed, "expected": _expected(t, inst), "verdict": verdict.kind,
+               "correct": int(verdict.right), "seconds": round(seconds, 3), "source": inst.source}
+        self.store.record(sid, {**row, "detail": {"source": inst.source}})
+        card = self.store.card(t.id)
+        assert card is not None
+        back = "next session" if card.box == 1 else f"in {card.due - sid} sessions"
+        self.io.say(f"  (Leitner: {f'box {before.box}' if before else 'new'} → box {card.box}, comes back {back})")
+        self.results.append(row)
+        return True
 
     def _derivation(self, t: Template, inst: Instance) -> None:
         self.io.say(f"  Derivation{f' ({t.source})' if t.source else ''}:")
@@ -282,7 +287,7 @@ class Session:
             self.io.say(f"    {op} {units.show(s.value, s.unit):>18}   {s.label}")
         if t.kind == "numeric":
             self.io.say(f"    = {units.fmt(run_total(inst.steps), t.unit_of_answer, t.accept):>18}   "
-                        f"(solutions/{t.solution[0]}/{t.solution[1]}.py: {t.solution[2]})")
+                        f"(the graded {t.solution[0]}/{t.solution[1]}.py::{t.solution[2]})")
         self.io.say(f"  Lecture: {t.lecture}")
 
     # --- system design -----------------------------------------------------------------------------------
