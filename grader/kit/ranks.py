@@ -50,6 +50,7 @@ import contextlib
 import ctypes
 import faulthandler
 import functools
+import gc
 import io
 import linecache
 import mmap
@@ -291,11 +292,15 @@ class _Group:
 
         t = time.monotonic()
         port = _free_port()  # rank 0 serves the store: no thread of this process may hold a lock at the fork
-        for rank in range(self.world):
-            pid = os.fork()
-            if pid == 0:
-                _child_main(self, rank, port)  # never returns
-            self.pids.append(pid)
+        gc.freeze()  # the children's collector must not write into every inherited object (copy-on-write)
+        try:
+            for rank in range(self.world):
+                pid = os.fork()
+                if pid == 0:
+                    _child_main(self, rank, port)  # never returns
+                self.pids.append(pid)
+        finally:
+            gc.unfreeze()
         self.t_fork = t
 
     def close(self) -> None:
