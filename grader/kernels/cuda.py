@@ -294,17 +294,17 @@ def take_executors() -> str:
 
 
 def run_kernel(source: CudaSource, name: str, grid: tuple[int, ...], block: tuple[int, ...],
-               args: Sequence[object], *, device: str) -> None:
+               args: Sequence[object], *, device: str, shared_bytes: int = 0) -> None:
     """Launch kernel ``name`` of ``source`` on ``device`` (from :func:`kernel_device`): compiled by NVRTC
     for this GPU, or by g++ for the CPU executor (tensors in ``args`` get the kernel's writes either way)."""
     if device == "cuda":
-        launch(source.compile(arch=device_arch()), name, grid, block, args)
+        launch(source.compile(arch=device_arch()), name, grid, block, args, shared_bytes=shared_bytes)
         return
     from grader.kernels import cuda_cpu
 
     names = re.findall(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(', source.text)
     runner = cuda_cpu.compile_cpu(source.text, source.label, sorted({*names, name}))
-    cuda_cpu.launch(runner, name, grid, block, args)
+    cuda_cpu.launch(runner, name, grid, block, args, shared_bytes=shared_bytes)
 
 
 def device_arch() -> str:

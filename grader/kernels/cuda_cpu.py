@@ -122,6 +122,7 @@ class Runner:
 
     def __init__(self, path: Path, source_path: Path, label: str, text: str) -> None:
         self.path, self.source_path, self.label, self.lines = path, source_path, label, text.splitlines()
+        self.traceable = not extern_shared(text)  # thread_local __shared__ pages cannot be protected
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
@@ -151,6 +152,25 @@ class Runner:
         return out
 
 
+DYNAMIC_CAP = 227 * 1024  # the most dynamic shared memory a block may ask for on sm_90
+_EXTERN_SHARED = re.compile(r"extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?[\w\s:<>,*]*?\b(\w+)\s*\[\s*\]")
+
+
+def extern_shared(text: str) -> list[str]:
+    """The names of the ``extern __shared__`` arrays a source declares (dynamic shared memory)."""
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+    return sorted(set(_EXTERN_SHARED.findall(code)))
+
+
+def _dynamic_shared_file(names: list[str]) -> str:
+    """Definitions of the ``extern __shared__`` arrays: one zone each, registered for poisoning."""
+    out = ['extern "C" void dripstone_dynamic_shared(void* p, unsigned long cap);\n']
+    for n in names:
+        out.append(f"alignas(16) thread_local unsigned char {n}[{DYNAMIC_CAP}];\n"
+                   f"static int dripstone_dyn_{n} = (dripstone_dynamic_shared({n}, sizeof {n}), 0);\n")
+    return "".join(out)
+
+
 def compile_cpu(text: str, label: str, kernels: Sequence[str]) -> Runner:
     """Compile a .cu source for the CPU executor (cached by hash); CpuCompileError names the line."""
     name = Path(label).name
@@ -162,8 +182,13 @@ def compile_cpu(text: str, label: str, kernels: Sequence[str]) -> Runner:
             regs = "".join(f'static bool dripstone_k{i} = dripstone::add("{k}", &{k});\n'
                            for i, k in enumerate(kernels))
             (tmp / "launch.cpp").write_text(f'#include "{name}"\n{regs}')
-            cmd = [CXX, *FLAGS, "-I", str(HERE), "-include", str(HEADER), "-x", "c++", "launch.cpp", "-x", "none",
-                   str(runtime), LINK_SHARED_APART, "-o", "runner"]
+            dynamic = extern_shared(text)
+            extra = []
+            if dynamic:  # `extern __shared__` needs a definition elsewhere (another file: its type is ours)
+                (tmp / "dynamic_shared.cpp").write_text(_dynamic_shared_file(dynamic))
+                extra = ["-DDRIPSTONE_EXTERN_SHARED", "dynamic_shared.cpp"]
+            cmd = [CXX, *FLAGS, "-I", str(HERE), "-include", str(HEADER), *extra[:1], "-x", "c++", "launch.cpp",
+                   *extra[1:], "-x", "none", str(runtime), LINK_SHARED_APART, "-o", "runner"]
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
             if done.returncode:
                 raise CpuCompileError(_compile_error(done.stderr, name, label, text, kernels))
@@ -210,8 +235,11 @@ def _limit_s() -> int:
     return math.ceil(timeout.limit_s()) or DEFAULT_LIMIT_S
 
 
-def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int], args: Sequence[object]) -> None:
-    """Run ``name`` on the CPU executor; tensor and array arguments get the kernel's writes, as on a GPU."""
+def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int], args: Sequence[object], *,
+           shared_bytes: int = 0) -> None:
+    """Run ``name`` on the CPU executor; tensor and array arguments get the kernel's writes, as on a GPU.
+
+    ``shared_bytes``: the launch's dynamic shared memory (its ``extern __shared__`` arrays)."""
     g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
     seconds = _limit_s()
     kinds = [_arg_kind(a) for a in args]
@@ -223,9 +251,9 @@ def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int],
                 arr.tofile(f"{d}/in{len(buffers)}.bin")
                 buffers.append(arr)
         shape = f"{name} {' '.join(map(str, g))} {' '.join(map(str, b))} {seconds}"
-        done = _run(runner, d, f"{shape} {SCHEDULES} 0", rows, name, g, b, seconds)
-        if done.returncode == 4:  # the thread orders disagree: trace shared memory to find the two lines
-            traced = _run(runner, d, f"{shape} 1 1", rows, name, g, b, seconds)
+        done = _run(runner, d, f"{shape} {SCHEDULES} 0 {shared_bytes}", rows, name, g, b, seconds)
+        if done.returncode == 4 and runner.traceable:  # the thread orders disagree: find the two lines that race
+            traced = _run(runner, d, f"{shape} 1 1 {shared_bytes}", rows, name, g, b, seconds)
             if traced.returncode in (0, 5):  # 0: no shared-memory race, an order-dependent rounding (atomics): accepted
                 done = traced
         if done.returncode:

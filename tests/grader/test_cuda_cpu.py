@@ -201,10 +201,39 @@ def test_float_scalars_and_math_intrinsics(good):
     torch.testing.assert_close(y.double(), want, rtol=1e-6, atol=1e-6)
 
 
-def fault_of(runner: cuda_cpu.Runner, name: str, grid, block, args) -> str:
+def fault_of(runner: cuda_cpu.Runner, name: str, grid, block, args, **kw) -> str:
     with pytest.raises(CudaFault) as exc:
-        cuda_cpu.launch(runner, name, grid, block, args)
+        cuda_cpu.launch(runner, name, grid, block, args, **kw)
     return str(exc.value)
+
+
+DYNAMIC = r"""
+extern "C" __global__ void reverse_dynamic(const float* x, float* y, int n) {
+    extern __shared__ float buf[];
+    __shared__ int flag;
+    buf[threadIdx.x] = x[blockIdx.x * n + threadIdx.x];
+    if (threadIdx.x == 0) flag = 1;
+    __syncthreads();
+    y[blockIdx.x * n + threadIdx.x] = buf[n - 1 - threadIdx.x] * flag;
+}
+
+extern "C" __global__ void reverse_dynamic_racy(const float* x, float* y, int n) {
+    extern __shared__ float buf[];
+    buf[threadIdx.x] = x[threadIdx.x];
+    y[threadIdx.x] = buf[n - 1 - threadIdx.x];
+}
+"""
+
+
+def test_extern_shared_memory_is_dynamic_per_launch():
+    runner = cuda_cpu.compile_cpu(DYNAMIC, "dynamic.cu", ["reverse_dynamic", "reverse_dynamic_racy"])
+    x = np.arange(192, dtype=np.float32)
+    y = np.zeros(192, np.float32)
+    cuda_cpu.launch(runner, "reverse_dynamic", (3,), (64,), [x, y, 64], shared_bytes=64 * 4)
+    np.testing.assert_array_equal(y, x.reshape(3, 64)[:, ::-1].ravel())
+    assert "race" in fault_of(runner, "reverse_dynamic_racy", (1,), (64,), [x, y, 64], shared_bytes=256)
+    assert "dynamic shared memory" in fault_of(runner, "reverse_dynamic", (1,), (64,), [x, y, 64],
+                                               shared_bytes=1 << 20)
 
 
 def test_out_of_bounds_global_reads_name_the_line_and_the_parameter(faulty):

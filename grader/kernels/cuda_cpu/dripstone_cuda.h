@@ -2,7 +2,8 @@
 // learner's .cu, which compiles unchanged. The threads of a block are cooperative fibers (runtime.cpp)
 // that switch only at __syncthreads(), warp primitives and __syncwarp(): one block at a time,
 // deterministically. __shared__ variables are static (one copy, shared by the fibers of the running
-// block, poisoned with 0xff bytes - NaN for floats - before each block). What this cannot model:
+// block, poisoned with 0xff bytes - NaN for floats - before each block; `extern __shared__`: see below).
+// What this cannot model:
 // timing, occupancy, real bank conflicts, memory-ordering subtleties beyond barriers.
 #pragma once
 #include <cmath>
@@ -22,7 +23,14 @@
 #define __managed__
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
+#ifdef DRIPSTONE_EXTERN_SHARED
+// The file declares `extern __shared__` arrays: every __shared__ variable is thread_local (block-scope
+// thread_local is static: one copy for the fibers, as `static`), which `extern` accepts too. Only the
+// dynamic arrays are poisoned, and a race is reported without its lines (no traced rerun).
+#define __shared__ thread_local
+#else
 #define __shared__ static __attribute__((section("dripstone_smem")))
+#endif
 #define __CUDACC__ 1
 #define __CUDA_ARCH__ 900
 

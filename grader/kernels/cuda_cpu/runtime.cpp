@@ -82,7 +82,7 @@ std::string thread_name(int i) {
 
 }  // namespace ds
 
-// ---- context switch (x86-64 SysV: callee-saved registers, MXCSR and the x87 control word) ---------
+// ---- context switch (x86-64 SysV callee-saved registers; kernels never change the FP control words) ---
 extern "C" void ds_switch(void** save_sp, void* new_sp);
 extern "C" void ds_trampoline();
 asm(R"(
@@ -96,14 +96,8 @@ ds_switch:
     pushq %r13
     pushq %r14
     pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13
@@ -147,8 +141,7 @@ void init_fiber(Fiber& f) {
     top[-3] = 0;                                                       // rbx
     top[-4] = (unsigned long long)&ds_fiber_main;                      // r12
     top[-5] = top[-6] = top[-7] = 0;                                   // r13..r15
-    top[-8] = 0x1f80ull | (0x037full << 32);                           // mxcsr, fpu control word
-    f.sp = &top[-8];
+    f.sp = &top[-7];
     f.state = READY;
 }
 
@@ -515,9 +508,18 @@ static std::vector<char> read_file(const std::string& path) {
     return out;
 }
 
+// `extern __shared__` arrays (dynamic shared memory): the launcher's generated file defines each one
+// (thread_local, DYNAMIC_CAP bytes) and registers it here; a launch may use up to its shared_bytes.
+static std::vector<std::pair<char*, size_t>>& dynamic_shared() {  // filled by other files' static initializers
+    static std::vector<std::pair<char*, size_t>> zones;
+    return zones;
+}
+extern "C" void dripstone_dynamic_shared(void* p, size_t cap) { dynamic_shared().push_back({(char*)p, cap}); }
+
 static void poison_shared() {
     if (__start_dripstone_smem && __stop_dripstone_smem)
         memset(__start_dripstone_smem, 0xff, __stop_dripstone_smem - __start_dripstone_smem);
+    for (auto& d : dynamic_shared()) memset(d.first, 0xff, d.second);
 }
 
 int main(int argc, char** argv) {
@@ -528,9 +530,14 @@ int main(int argc, char** argv) {
     if (!req) return 2;
     char name[256];
     unsigned g[3], b[3], seconds, nsched, trace;
-    if (fscanf(req, "%255s %u %u %u %u %u %u %u %u %u", name, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2], &seconds,
-               &nsched, &trace) != 10)
+    unsigned long long shared_bytes;
+    if (fscanf(req, "%255s %u %u %u %u %u %u %u %u %u %llu", name, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2],
+               &seconds, &nsched, &trace, &shared_bytes) != 11)
         return 2;
+    for (auto& d : dynamic_shared())
+        if (shared_bytes > d.second)
+            fault("resources", 0, "%llu bytes of dynamic shared memory asked; the CPU executor has %zu", shared_bytes,
+                  d.second);
     auto it = kernels().find(name);
     if (it == kernels().end()) fault("launcher", 0, "no kernel `%s` in the file", name);
     const Kernel& k = it->second;
