@@ -178,7 +178,7 @@ def schedule_continuous(
     Worked: [(0, 100, 4), (1, 600, 2), (2, 30, 3)], budget 256 → {0: 100}, {0: 1, 1: 255},
     {0: 1, 1: 255}, {0: 1, 1: 90, 2: 30}, {1: 1, 2: 1}, {2: 1}.
     ValueError naming ``requests`` if one request alone needs more than ``num_blocks``
-    (ceil((prompt + max_new − 1) / B)); RuntimeError past ``max_steps``.
+    (ceil((prompt + max_new − 1) / B)); RuntimeError past ``max_steps`` or when nothing can run any more.
     """
     # TODO: keep per request its known tokens, computed tokens, sampled tokens and blocks; then loop over steps.
     raise NotImplementedError('TODO: keep per request its known tokens, computed tokens, sampled tokens and blocks; then loop over steps.')

@@ -259,7 +259,7 @@ def schedule_continuous(
     Worked: [(0, 100, 4), (1, 600, 2), (2, 30, 3)], budget 256 → {0: 100}, {0: 1, 1: 255},
     {0: 1, 1: 255}, {0: 1, 1: 90, 2: 30}, {1: 1, 2: 1}, {2: 1}.
     ValueError naming ``requests`` if one request alone needs more than ``num_blocks``
-    (ceil((prompt + max_new − 1) / B)); RuntimeError past ``max_steps``.
+    (ceil((prompt + max_new − 1) / B)); RuntimeError past ``max_steps`` or when nothing can run any more.
     """
     # TODO: keep per request its known tokens, computed tokens, sampled tokens and blocks; then loop over steps.
     ### BEGIN SOLUTION
@@ -269,6 +269,7 @@ def schedule_continuous(
     b = check_int("block_size", block_size, 1)
     limit = check_int("max_steps", max_steps, 1)
     reqs = _check_requests(requests, pool, b)
+    last_arrival = max((r[0] for r in reqs), default=0)
     known = [p for _, p, _ in reqs]  # prompt + sampled tokens
     computed, sampled, held = [0] * len(reqs), [0] * len(reqs), [0] * len(reqs)
     free = [pool]
@@ -321,6 +322,8 @@ def schedule_continuous(
             grow(i, n)
             scheduled[i] = n
             budget -= n
+        if not scheduled and waiting and step >= last_arrival:  # nothing runs, nothing will: stuck for good
+            raise RuntimeError(f"schedule_continuous: step {step} can schedule none of the waiting {list(waiting)}")
         finished = []
         for i, n in scheduled.items():
             computed[i] += n

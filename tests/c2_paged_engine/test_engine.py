@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import random
 
+import pytest
 import torch
 from c2_model import (
     CONFIGS,
@@ -165,9 +166,17 @@ def naive() -> list[list[int]]:
         return out
 
 
-@functools.cache
-def engine_run(config: tuple[int, int, int, int]) -> dict:
-    return where_learner_runs(run_engine, config)
+@pytest.fixture(scope="module")
+def engine_run():
+    """The engine's run of each configuration, once per grading session (each target is a new session)."""
+    runs: dict[tuple[int, int, int, int], dict] = {}
+
+    def get(config: tuple[int, int, int, int]) -> dict:
+        if config not in runs:
+            runs[config] = where_learner_runs(run_engine, config)
+        return runs[config]
+
+    return get
 
 
 def label(config) -> str:
@@ -177,7 +186,7 @@ def label(config) -> str:
 
 @grade(PagedEngine, "correctness", points=4,
        hint="Run one request alone first: do its tokens equal naive_generate's? Then two requests sharing a step.")
-def test_engine_tokens_equal_naive():
+def test_engine_tokens_equal_naive(engine_run):
     """The ten fixtures in four configurations (one with 3 preemptions): every greedy token equals naive_generate."""
     want = naive()
     for config in CONFIGS:
@@ -190,7 +199,7 @@ def test_engine_tokens_equal_naive():
 
 @grade(PagedEngine, "correctness", points=4,
        hint="Is every step's schedule what L33's schedule_continuous gives for the same requests?")
-def test_engine_schedule_is_l33s():
+def test_engine_schedule_is_l33s(engine_run):
     """Per step: the log equals L33's replay; each forward runs that step's tokens, within budget and sequences."""
     requests = [(0, len(p), n) for p, n in zip(fixture_prompts(), MAX_NEW, strict=True)]
     for config in CONFIGS:
@@ -206,7 +215,7 @@ def test_engine_schedule_is_l33s():
 
 
 @grade(PagedEngine, "correctness", points=2, hint="When a request finishes or is preempted, where do its blocks go?")
-def test_engine_frees_every_block():
+def test_engine_frees_every_block(engine_run):
     for config in CONFIGS:
         run = engine_run(config)
         assert run["used"] == 0, f"{label(config)}: {run['used']} blocks still in use after run(), expected 0"
@@ -214,7 +223,7 @@ def test_engine_frees_every_block():
 
 @grade(PagedEngine, "efficiency", points=3,
        hint="How many model.forward calls does one step need, and how many tokens does a decode feed?")
-def test_engine_computes_each_kv_once():
+def test_engine_computes_each_kv_once(engine_run):
     """ONE forward per step; without preemption, Σ tokens through the model = Σ (prompt + max_new − 1) = 219."""
     want = sum(len(p) + n - 1 for p, n in zip(fixture_prompts(), MAX_NEW, strict=True))
     for config in CONFIGS:

@@ -71,7 +71,7 @@ def check_utilization(lengths: list[int], b: int, cap: int) -> None:
 
 @grade(paged_utilization, "correctness", points=2,
        hint="Does each sequence get its own blocks, or do ten sequences share a tail?")
-@settings(max_examples=40)
+@settings(max_examples=20)
 @given(lengths=st.lists(st.integers(1, 300), min_size=1, max_size=12), b=st.sampled_from([1, 8, 16, 32]))
 def test_paged_utilization(lengths, b):
     got = paged_utilization(C2_LAB, 16, 128)
@@ -178,7 +178,7 @@ OPS = st.one_of(
 
 @grade(BlockManager, "correctness", points=4,
        hint="After any sequence of operations, does every block's count equal the number of tables that hold it?")
-@settings(max_examples=40)
+@settings(max_examples=25)
 @given(ops=st.lists(OPS, min_size=1, max_size=40), b=st.sampled_from([1, 2, 4, 16]), nb=st.integers(1, 10))
 def test_block_manager_random_operations(ops, b, nb):
     """Random allocate/append/fork/free, and finally free all: tables, counts, free pool and errors as specified."""
@@ -281,7 +281,7 @@ REQUESTS = st.lists(st.tuples(st.integers(0, 6), st.integers(1, 60), st.integers
 
 @grade(schedule_continuous, "correctness", points=4,
        hint="Is the budget shared by the whole step, and does a preempted request give back its blocks at once?")
-@settings(max_examples=40)
+@settings(max_examples=25)
 @given(requests=REQUESTS, budget=st.integers(1, 80), seqs=st.integers(1, 5), b=st.sampled_from([1, 4, 8, 16]),
        extra=st.integers(0, 8))
 def test_schedule_replay(requests, budget, seqs, b, extra):
@@ -312,7 +312,7 @@ def lab_lengths(seed: int, lo: int, hi: int) -> list[int]:
 
 @grade(static_vs_continuous_steps, "correctness", points=2,
        hint="When a request finishes at step t, at which step does its slot's next request produce its first token?")
-@settings(max_examples=40)
+@settings(max_examples=25)
 @given(lengths=st.lists(st.integers(1, 50), min_size=1, max_size=20), k=st.integers(1, 6))
 def test_static_vs_continuous(lengths, k):
     """seed 2026, randint(5, 40), batch 4 → 391 tokens, 140 vs 111 steps; seed 42, randint(10, 120): 959, 338, 279."""
