@@ -92,7 +92,7 @@ def build(templates: tuple[Template, ...], per_template: int, path: Path = DATA_
         per_topic[t.topic] = per_topic.get(t.topic, 0) + 1
     text = json.dumps({"format": FORMAT, "per_template": per_template, "instances": out}, sort_keys=True,
                       separators=(",", ":"))
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
-        f.write(text.encode())  # mtime=0: the same bank gives the same bytes
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as f:
+        f.write(text.encode())  # no name, mtime=0: the same bank gives the same bytes
     bank_data.cache_clear()
     return per_topic

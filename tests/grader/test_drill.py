@@ -176,6 +176,21 @@ def test_scripted_session_json_history_and_stats(tmp_path) -> None:
     assert exported.stdout.count("\n") == 4 and exported.stdout.startswith("session,"), exported.stdout
 
 
+def test_build_writes_instances_that_serve_without_solutions(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "bank.json.gz"
+    per_topic = instances.build(tuple(examples.TEMPLATES), 5, path)
+    assert per_topic == {"memory": 1, "flops": 1, "communication": 1}
+    assert instances.build(tuple(examples.TEMPLATES), 5, tmp_path / "again.json.gz") and \
+        (tmp_path / "again.json.gz").read_bytes() == path.read_bytes(), "the same bank must give the same bytes"
+    stored = instances.bank_data(path)
+    monkeypatch.setenv("DRIPSTONE_DRILL_SOLUTIONS", str(tmp_path / "no-solutions"))
+    monkeypatch.setattr(instances, "bank_data", lambda: stored)
+    for t in examples.TEMPLATES:
+        served = instances.draw(t, random.Random(1))
+        assert served is not None and served.source == "bank"
+        assert served.to_json() in stored[t.id] and len(stored[t.id]) == 5
+
+
 def test_release_drill_serves_the_bank_without_solutions(tmp_path) -> None:
     from grader.instructor import release
 
