@@ -73,6 +73,9 @@ _RE = re.compile(rf"^\s*(?P<cur>\$)?\s*(?P<num>{_NUM})"
                  rf"(?:\s*/\s*(?P<den>{_NUM}))?\s*(?P<rest>.*?)\s*\.?\s*$")
 
 
+_APPROX = re.compile(r"^\s*(?:~|≈|about|approx\.?|approximately|roughly)\s*", re.I)
+
+
 @dataclass(frozen=True)
 class Quantity:
     value: float  # in the dimension's base unit (bytes, FLOPs, seconds, B/s, ...); the bare number when no unit
@@ -100,7 +103,7 @@ def parse(text: str, expect: str | None = None) -> Quantity | None:
 
     ``expect`` (a dimension) settles what is ambiguous: ``B`` is a byte, or a billion for a count.
     """
-    m = _RE.match(text.replace("\u2009", " ").replace("\u202f", " "))
+    m = _RE.match(_APPROX.sub("", text.replace("\u2009", " ").replace("\u202f", " ")))
     if not m:
         return None
     try:

@@ -30,6 +30,7 @@ GiB = 2**30
     ("1.4×10^11 B", 1.4e11, "bytes"), ("400 Gbps", 50e9, "bandwidth"), ("989 TFLOPS", 989e12, "flop_rate"),
     ("2.038e19 FLOPs", 2.038e19, "flops"), ("15.79%", 0.1579, "ratio"), ("$2.5M", 2.5e6, "money"),
     ("238,419 steps", 238419, None), ("1120 Gb", 140e9, "bytes"), ("450 GB/s", 450e9, "bandwidth"),
+    ("~48 s", 48, "time"), ("≈ 30.07 GB", 30.07e9, "bytes"), ("about 132 days", 132 * 86400, "time"),
 ])
 def test_parse_reads_answers_as_people_type_them(typed, value, dimension) -> None:
     q = units.parse(typed)
