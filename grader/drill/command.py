@@ -18,7 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        description="`drill` runs a session; `drill stats` shows your history; `drill build` "
                                    "(course authors) precomputes the question bank the release ships.")
     d.add_argument("action", nargs="?", choices=["run", "stats", "build"], default="run")
-    d.add_argument("--topic", "-t", action="append", default=[], choices=TOPICS, help="only this topic; repeatable")
+    d.add_argument("--topic", "-t", action="extend", nargs="+", default=[], choices=TOPICS,
+                   help="only these topics (--topic memory flops)")
     d.add_argument("--n", type=int, default=10, help="questions in the session (default 10; mock 12)")
     d.add_argument("--minutes", type=float, help="stop asking new questions after M minutes (mock: 45)")
     d.add_argument("--seed", type=int, help="the session's random seed (same seed and history: same questions)")
