@@ -123,6 +123,7 @@ class Machine:
     driver: str | None = None
     triton_hooks_error: str = ""  # why the efficiency tier cannot wrap the interpreter
     c_compiler: bool = False  # Triton builds its GPU launcher with a C compiler...
+    cuda_cpu: bool = False  # g++ on x86-64 Linux: .cu kernels run on the CPU executor without a GPU
     python_headers: bool = False  # ...and Python.h
     tools: frozenset[str] = frozenset()
     euid: int = 0
@@ -300,6 +301,12 @@ def check_triton(m: Machine) -> Check:
     return Check("triton mode", Severity.OK, f"{interpreted}; compiled for {m.gpu.name} in gpu_perf")
 
 
+def _cuda_cpu_available() -> bool:
+    from grader.kernels import cuda_cpu
+
+    return cuda_cpu.available()
+
+
 def check_tiers(m: Machine) -> list[Check]:
     """One check per tier: graded here, or why not (gpu_perf: pending GPU, neither 0 nor a pass)."""
     cannot = m.torch_error or m.torch_version is None or "triton" not in m.installed
@@ -307,8 +314,10 @@ def check_tiers(m: Machine) -> list[Check]:
         Check("tier correctness", Severity.FAIL, "not graded: torch or triton is missing", FIX_ENV)
         if cannot
         else Check("tier correctness", Severity.OK, "graded" if m.gpu is not None else
+                   "graded; CUDA C++ (.cu) kernels run on the CPU executor (g++; no timing, occupancy nor "
+                   "bank conflicts)" if m.cuda_cpu else
                    "graded, except the values of CUDA C++ (.cu) kernels: compiled and checked by NVRTC here, "
-                   "launched only on a CUDA GPU (those tests are pending GPU)")
+                   "launched only on a CUDA GPU (those tests are pending GPU; g++ would run them on the CPU)")
     )
     if m.triton_hooks_error:
         efficiency = Check("tier efficiency", Severity.WARN, f"not graded: {m.triton_hooks_error}", FIX_ENV)
@@ -604,6 +613,7 @@ def probe(pins: Sequence[Pin]) -> Machine:
         executable=basics.executable,
         installed=basics.installed,
         c_compiler=any(shutil.which(c) for c in ("cc", "gcc", "clang")),
+        cuda_cpu=_cuda_cpu_available(),
         python_headers=headers.is_file(),
         tools=tools,
         euid=os.geteuid(),
