@@ -266,8 +266,13 @@ def main(out: Path) -> int:
 def _grade_here(g: Grading, target: Path, paths: list[Path], report: Path, previous: Path | None) -> int:
     """``pytest.main`` on ``target`` as api.grade runs it, after forgetting the previous target; its exit status."""
     import pytest
+    from hypothesis import settings
+
+    from grader.grading.plugin import VERDICT_PROFILE
 
     _forget(previous)
+    # a known-wrong target: its verdict only, so no shrinking (api.grade shrinks; status and score are the same)
+    settings.load_profile(VERDICT_PROFILE if g.known and g.known.parent.name == "known_wrong" else "grading")
     print(f"==== {g.key}: {' '.join(display_path(p) for p in paths)}", flush=True)
     try:
         return int(pytest.main(command.pytest_args(REPO_ROOT, paths, target=target, report=report,
