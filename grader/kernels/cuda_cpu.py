@@ -8,14 +8,19 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
   ``gridDim``, ``__shared__`` (one static copy per block, poisoned with 0xff bytes, NaN for floats,
   before each block), ``__syncthreads()``, the warp primitives (``__shfl*_sync``, ``__ballot_sync``,
   ``__syncwarp``, ``__activemask``), atomics, the math intrinsics, ``__half``/``__nv_bfloat16``.
-* ``runtime.cpp`` runs one launch per process: the threads of a block are fibers that switch only at
-  barriers and warp primitives, one block at a time, deterministically. The grid runs twice, threads
-  in order then in reverse order: a result that depends on the order is a race (a missing barrier).
+* ``runtime.cpp`` runs one launch per process (a kernel that faults or never returns must not take the
+  grader down, and its guard pages and signal handlers are that process's own): the threads of a block
+  are fibers that switch only at barriers and warp primitives, one block at a time, deterministically.
+  The grid runs twice, threads in order then in reverse order: a result that depends on the order is a
+  race; a rerun then protects the ``__shared__`` pages and single-steps every access to name the two
+  lines that touch one word with no barrier between them (a missing ``__syncthreads()``).
   Global buffers have their exact size against PROT_NONE guard pages (the end in the first run, the
   start in the second), static shared arrays are bounds-checked (``-fsanitize=bounds``), so an access
-  outside either faults with the kernel's line. A barrier or warp primitive that not every thread
-  reaches is reported as divergence; a kernel that never returns is stopped after the per-call limit
-  (grader.grading.timeout, 30 s by default) in CPU seconds, where it was.
+  outside either faults with the kernel's line and the parameter's name. (AddressSanitizer would need
+  terabytes of address space; the sandbox allows 6 GiB.) A barrier or warp primitive that not every
+  thread reaches is reported as divergence, a lane outside the mask as misuse; a kernel that never
+  returns is stopped after the per-call limit (grader.grading.timeout, 30 s by default) in CPU seconds,
+  where it was. ``extern __shared__`` arrays get up to 227 KiB per launch (``shared_bytes``).
 
 What it cannot check, and says so: timing, occupancy, real bank conflicts, the GPU's memory model beyond
 barriers (fences, volatile, warp-synchronous code without ``__syncwarp``), fast-math intrinsics'
