@@ -13,6 +13,10 @@ A test file defines a per-rank check at module level and runs it on ``world_size
     run.comm[rank]      [(call_name, nbytes), ...]: every outermost torch.distributed call of that rank
     run.sent_bytes(rank)  the bytes it passed to send/isend
 
+Inside a check, ``comm_log()`` is the (call, nbytes) list so far (slice it around one learner call) and
+``uncounted()`` hides the grader's own reference calls; ``refuse=COLLECTIVES`` allows point-to-point only.
+A stub (NotImplementedError on every rank) comes back as NotImplementedError, so the scoreboard reads TODO.
+
 How the ranks run: ``world_size`` (2-4) children forked from the process where the learner's code runs
 (``make grade``: the pytest process; batch grading: the test's worker, through ``where_learner_runs``, so the
 judge never loads the submission), each with ``torch.set_num_threads(1)``, ``init_process_group("gloo")``
