@@ -138,11 +138,13 @@ def test_an_exception_names_its_rank_and_line_and_costs_only_its_check():
     assert runs["after"].sent_bytes(0) == 56
 
 
-def test_a_dead_rank_is_named_with_its_last_line():
+def test_a_dead_rank_is_named_with_its_last_line(capfd):
     with pytest.raises(RankFailure) as info:
         run_ranks(rank2_dies, 3)
     assert info.value.kind == "crashed"
     assert "rank 2 died (exit status 7) ; its last line: about to leave" in str(info.value)
+    out, err = capfd.readouterr()
+    assert "about to leave" not in out + err, "a rank's prints go to its log, never into the grading output"
 
 
 def test_the_timeout_kills_every_child():
