@@ -230,7 +230,7 @@ def _arg_kind(a: object) -> tuple[str, int, np.ndarray | None]:
     if isinstance(a, bool | int | np.integer):
         return "i", int(a) & (2**64 - 1), None
     if isinstance(a, float | np.floating):
-        return "f", struct.unpack("<I", struct.pack("<f", float(a)))[0], None
+        return "f", struct.unpack("<Q", struct.pack("<d", float(a)))[0], None  # float or double: the kernel decides
     raise TypeError(f"a kernel argument must be a tensor, an array, an int or a float, not {type(a).__name__}")
 
 

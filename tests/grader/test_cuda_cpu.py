@@ -71,6 +71,10 @@ extern "C" __global__ void atomic_sum(const float* x, float* total) {
     atomicAdd(total, seen[threadIdx.x]);
 }
 
+extern "C" __global__ void scalars(double* y, __half h, double d, long long n, float f) {
+    y[threadIdx.x] = (double)__half2float(h) + d + (double)n + (double)f;
+}
+
 extern "C" __global__ void conversions(const float* x, float* half_back, float* bf16_back, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
@@ -131,9 +135,12 @@ extern "C" __global__ void shfl_divergent(float* y) {
 """
 
 
+GOOD_KERNELS = ["warp_ops", "block_tree", "atomic_sum", "scalars", "conversions", "scaled_exp"]
+
+
 @pytest.fixture(scope="module")
 def good() -> cuda_cpu.Runner:
-    return cuda_cpu.compile_cpu(GOOD, "good.cu", ["warp_ops", "block_tree", "atomic_sum", "conversions", "scaled_exp"])
+    return cuda_cpu.compile_cpu(GOOD, "good.cu", GOOD_KERNELS)
 
 
 @pytest.fixture(scope="module")
@@ -192,6 +199,13 @@ def test_half_and_bfloat16_round_like_torch(good):
     cuda_cpu.launch(good, "conversions", (math.ceil(x.numel() / 128),), (128,), [x, h, b, x.numel()])
     assert torch.equal(h, x.half().float()), "fp16 round trip differs from torch's"
     assert torch.equal(b, x.bfloat16().float()), "bf16 round trip differs from torch's"
+
+
+def test_scalar_parameters_of_every_kind(good):
+    """A Python float becomes a float or a double as the kernel declares; a small struct (__half) takes its bits."""
+    y = np.zeros(2)
+    cuda_cpu.launch(good, "scalars", (1,), (2,), [y, 0x3C00, 0.1, 2**40, 0.25])  # 0x3C00: 1.0 in fp16
+    assert y.tolist() == [1.0 + 0.1 + 2**40 + 0.25] * 2, y
 
 
 def test_float_scalars_and_math_intrinsics(good):
@@ -298,7 +312,7 @@ def test_wrong_arguments_and_compile_errors_are_explained(faulty):
 
 def test_compiles_are_cached_by_source(good):
     start = time.monotonic()
-    again = cuda_cpu.compile_cpu(GOOD, "good.cu", ["warp_ops", "block_tree", "atomic_sum", "conversions", "scaled_exp"])
+    again = cuda_cpu.compile_cpu(GOOD, "good.cu", GOOD_KERNELS)
     assert again.path == good.path and time.monotonic() - start < 2
 
 

@@ -183,7 +183,9 @@ extern "C" void dripstone_register(const char* name, void* fn, void (*invoke)(vo
                                    const char* signature);
 namespace dripstone {
 template <class T> constexpr char kind_of() {
-    return std::is_pointer<T>::value ? 'p' : std::is_floating_point<T>::value ? 'f' : 'i';
+    if (std::is_pointer<T>::value) return 'p';
+    if (std::is_same<T, double>::value) return 'd';
+    return std::is_floating_point<T>::value ? 'f' : 'i';
 }
 template <class T> inline T arg_of(unsigned long long s) {
     if constexpr (std::is_pointer<T>::value) {
@@ -192,8 +194,13 @@ template <class T> inline T arg_of(unsigned long long s) {
         return __uint_as_float(static_cast<unsigned>(s));
     } else if constexpr (std::is_same<T, double>::value) {
         return __longlong_as_double(static_cast<long long>(s));
-    } else {
+    } else if constexpr (std::is_integral<T>::value || std::is_enum<T>::value) {
         return static_cast<T>(static_cast<long long>(s));
+    } else {  // a small struct by value (__half, float2): its bytes
+        static_assert(sizeof(T) <= 8, "kernel parameters passed by value are at most 8 bytes here");
+        T v;
+        std::memcpy(&v, &s, sizeof(T));
+        return v;
     }
 }
 template <class... A> struct Launch {

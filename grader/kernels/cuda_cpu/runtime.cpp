@@ -558,8 +558,21 @@ int main(int argc, char** argv) {
         }
     }
     fclose(req);
+    for (size_t i = 0; i < kinds.size() && i < k.signature.size(); ++i) {
+        if (kinds[i] != 'f') continue;  // a float argument comes as a double's bits: give each parameter its type
+        double d;
+        memcpy(&d, &args[i], 8);
+        if (k.signature[i] == 'd') {
+            kinds[i] = 'd';
+        } else {
+            const float f = (float)d;
+            unsigned bits;
+            memcpy(&bits, &f, 4);
+            args[i] = bits;
+        }
+    }
     if (kinds != k.signature)
-        fault("launcher", 0, "kernel `%s` takes (%s) but the test passes (%s) (p: pointer, i: integer, f: float)", name,
+        fault("launcher", 0, "kernel `%s` takes (%s) but the test passes (%s) (p: pointer, i: integer, f: float, d: double)", name,
               k.signature.c_str(), kinds.c_str());
     const int nthreads = (int)(b[0] * b[1] * b[2]);
     if (nthreads < 1 || nthreads > 1024) fault("launcher", 0, "a block of %d threads (1 to 1024 on a GPU)", nthreads);
