@@ -159,6 +159,16 @@ def test_the_timeout_kills_every_child():
         assert children.read_text().split() == [], "no child left behind"
 
 
+def test_the_per_call_limit_of_make_grade_caps_the_run(monkeypatch):
+    from grader.grading import timeout
+
+    monkeypatch.setattr(timeout, "_limit_s", 1.0)  # make grade --timeout 1
+    t = time.monotonic()
+    with pytest.raises(RankFailure, match="timeout"):
+        run_ranks(spins, 2, timeout_s=20.0)
+    assert time.monotonic() - t < 5
+
+
 def test_world_size_outside_2_to_4_is_refused():
     with pytest.raises(ValueError, match="world_size"):
         run_ranks(pid, 5)
