@@ -196,7 +196,7 @@ def test_ctrl_c_prints_the_scoreboard_of_what_was_graded(tmp_path):
         time.sleep(0.2)
     time.sleep(5)  # bank_conflict_degree, graded last, loops forever: grading hangs there
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=180)  # a loaded machine: printing the scoreboard can take a while
     assert proc.returncode == 130, out + err
     assert "grading was interrupted (Ctrl-C) after" in out and "Traceback" not in out + err
     assert "ridge_point" in out and "PASS" in out and "bank_conflict_degree" not in out
