@@ -20,6 +20,7 @@ STYLE = {
     Status.ERROR: ("ERROR", "magenta"),
 }
 # The row shows the most telling status of its tests.
+RAN = (Status.PASSED, Status.FAILED)  # the statuses of a test whose kernels did run
 PRECEDENCE = [Status.ERROR, Status.FAILED, Status.TODO, Status.PENDING_GPU, Status.PASSED]
 
 
@@ -75,7 +76,7 @@ def _unit_table(unit: str, results: list[TestResult], verbose: bool) -> Table:
             if problem.output:
                 detail.append("\nyour prints:\n" + "\n".join(problem.output.splitlines()[-PRINTS_SHOWN:]),
                               style="dim italic")
-        ran_on = ", ".join(dict.fromkeys(r.executor for r in rs if r.executor))
+        ran_on = ", ".join(dict.fromkeys(r.executor for r in rs if r.executor and r.status in RAN))
         if ran_on:  # which executor ran the .cu kernels (a GPU, or the CPU executor where none is lent)
             detail.append(("\n" if detail else "") + f"ran on: {ran_on}", style="dim")
         s, m = totals(rs)
