@@ -363,3 +363,34 @@ def test_batch_grading_runs_the_executor_inside_the_sandbox(tmp_path):
     out = tests["tail_bug"][small]["output"]
     assert tests["tail_bug"][small]["status"] == "failed" and "past its end" in out, out
     assert re.search(r"sgemm\.cu line 3[67] \(`[ab]_tile\[ty\]\[tx\] = [AB]\[", out), out  # the unchecked load
+
+
+# The four fault classes of the units' .cu known-wrong files, each with its line and its cause.
+KNOWN_FAULTS = [
+    ("l23_online_softmax/known_wrong/cuda_warp_sum_half_mask.cu", "block_sum_shfl", (1000, 3, 256),
+     [r"warp primitive misuse at \S+ line 38 ", "not in the mask"]),
+    ("l23_online_softmax/known_wrong/cuda_block_sum_missing_barrier.cu", "block_sum_shfl", (1000, 3, 256),
+     ["race on shared memory", r"line 55 \(`v = lane < blockDim", r"line 53 \(`if \(lane == 0\) warp_totals"]),
+    ("l24_gemm/known_wrong/cuda_sgemm_cu_no_tail_check.cu", "sgemm_tiled", (17, 5, 40),
+     [r"out-of-bounds access at \S+ line 3[67] ", "past its end"]),
+    ("l24_gemm/known_wrong/cuda_sgemm_cu_divergent_barrier.cu", "sgemm_tiled", (17, 5, 40),
+     [r"divergent __syncthreads\(\)", r"line 40 \(`__syncthreads\(\);`\)", "has returned"]),
+    ("l24_gemm/known_wrong/cuda_sgemm_cu_one_barrier.cu", "sgemm_tiled", (17, 5, 40),
+     ["race on shared memory", "line 36", "line 40"]),
+]
+
+
+@pytest.mark.parametrize("path, kernel, shape, expected", KNOWN_FAULTS, ids=[Path(k[0]).stem for k in KNOWN_FAULTS])
+def test_known_wrong_cu_files_fail_with_their_line_and_cause(path, kernel, shape, expected):
+    text = (REPO / "tests" / path).read_text()
+    runner = cuda_cpu.compile_cpu(text, Path(path).name, [kernel])
+    if kernel == "block_sum_shfl":
+        n, grid, block = shape
+        args, launch = [np.ones(n, np.float32), np.zeros(grid, np.float32), n], ((grid,), (block,))
+    else:
+        m, n, k = shape
+        a, b, c = np.ones((m, k), np.float32), np.ones((k, n), np.float32), np.zeros((m, n), np.float32)
+        args, launch = [a, b, c, m, n, k], ((math.ceil(n / 16), math.ceil(m / 16)), (16, 16))
+    msg = fault_of(runner, kernel, *launch, args)
+    for pattern in expected:
+        assert re.search(pattern, msg), f"{pattern!r} not in: {msg}"
