@@ -105,27 +105,34 @@ class Terminal:
 
 
 class _Prefetch:
-    """Draws the session's instances in order on a background thread: a question whose graded function imports
-    torch (the kernel units) loads while the candidate answers the ones before it. Same seed, same instances."""
+    """Draws the next question's instance on a background thread while the candidate answers this one: a
+    question whose graded function imports torch (the kernel units) loads meanwhile. One at a time, in order,
+    so the same seed draws the same instances; a session that ends early loads nothing more."""
 
     def __init__(self, templates: list[Template], rng: random.Random) -> None:
         self.templates, self.rng = templates, rng
-        self.items: list[Instance | str | None] = [None] * len(templates)
-        self.ready = [threading.Event() for _ in templates]
-        threading.Thread(target=self._run, daemon=True).start()
+        self.pending = self._start(0) if templates else None
 
-    def _run(self) -> None:
-        for i, t in enumerate(self.templates):
-            try:
-                self.items[i] = instances.draw(t, self.rng)
-            except Exception as exc:  # a broken solution or bank entry skips its question, not the session
-                self.items[i] = f"{t.id} skipped: drawing an instance raised {type(exc).__name__}: {exc}"
-            finally:
-                self.ready[i].set()
+    def _start(self, i: int) -> tuple[threading.Thread, dict[str, Instance | str | None]]:
+        box: dict[str, Instance | str | None] = {}
+        thread = threading.Thread(target=self._draw, args=(i, box), daemon=True)
+        thread.start()
+        return thread, box
+
+    def _draw(self, i: int, box: dict[str, Instance | str | None]) -> None:
+        t = self.templates[i]
+        try:
+            box["v"] = instances.draw(t, self.rng)
+        except Exception as exc:  # a broken solution or bank entry skips its question, not the session
+            box["v"] = f"{t.id} skipped: drawing an instance raised {type(exc).__name__}: {exc}"
 
     def get(self, i: int) -> Instance | str | None:
-        self.ready[i].wait()
-        return self.items[i]
+        """Instance ``i`` (called for 0, 1, 2, ... in order); starts drawing ``i + 1``."""
+        assert self.pending is not None
+        thread, box = self.pending
+        thread.join()
+        self.pending = self._start(i + 1) if i + 1 < len(self.templates) else None
+        return box.get("v")
 
 
 class _Ticker:
