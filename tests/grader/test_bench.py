@@ -103,8 +103,12 @@ def test_bench_batch_prints_rates_overhead_and_who_fell_short(monkeypatch, capsy
             batch.Graded(s, 1.0 if s in short else 2.0, 2.0, {}) for s in students), 0, "bwrap", ("l23",))
 
     monkeypatch.setattr(batch, "run_batch", run_batch)
+    # nbgrader's side faked too (a real autograde is minutes of CPU; tests/grader/test_nbgrader.py runs nbgrader)
+    monkeypatch.setattr(bench_batch, "nbgrader_autograde", lambda root, unit, n, problems: 45.0)
     assert bench_batch.main(["--students", "3", "--jobs", "2"]) == 1
     out = capsys.readouterr().out
+    assert "nbgrader autograde" in out and "4.00" in out, "3 students in 45 s: 4 students/min"
+    assert "batch vs nbgrader autograde: batch --jobs 1 1.50x, batch --jobs 2 1.50x" in out
     assert "alone (no sandbox)" in out and "batch --jobs 1" in out and "batch --jobs 2" in out
     assert "6.00" in out, "3 students in 30 s: 6 students/min"
     assert "+0.00 s (1.00x)" in out
