@@ -283,17 +283,17 @@ class ResetError(ValueError):
 
 
 def _top_level_def(source: str, name: str) -> tuple[int, int] | None:
-    """0-based [start, end) line range of the top-level function ``name`` (decorators included)."""
+    """0-based [start, end) line range of the top-level function or class ``name`` (decorators included)."""
     for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
             return start, node.end_lineno
     return None
 
 
 def find_exercise(stubs_of_unit: dict[Path, str], name: str) -> Path:
-    """The stub file (relative to the unit) that defines exercise ``name``: a top-level Python function, or a
-    CUDA function of that name in a ``.cu`` file; ResetError listing the exercises otherwise."""
+    """The stub file (relative to the unit) that defines exercise ``name``: a top-level Python function or class,
+    or a CUDA function of that name in a ``.cu`` file; ResetError listing the exercises otherwise."""
     for rel, text in stubs_of_unit.items():
         if rel.suffix == ".py" and _top_level_def(text, name):
             return rel
@@ -302,7 +302,8 @@ def find_exercise(stubs_of_unit: dict[Path, str], name: str) -> Path:
             return rel
     known = sorted(n.name for rel, text in stubs_of_unit.items() if rel.suffix == ".py"
                    for n in ast.parse(text).body
-                   if isinstance(n, ast.FunctionDef) and "NotImplementedError" in ast.get_source_segment(text, n))
+                   if isinstance(n, ast.FunctionDef | ast.ClassDef)
+                   and "NotImplementedError" in ast.get_source_segment(text, n))
     raise ResetError(f"no exercise `{name}` in this unit's stubs; its exercises: {', '.join(known)} "
                      f"(or name a file: {', '.join(str(r) for r in sorted(stubs_of_unit))})")
 

@@ -195,3 +195,33 @@ def test_find_exercise_names_the_module_or_lists_the_exercises():
     assert stubs.find_exercise(unit, "sgemm_tiled") == Path("k.cu")
     with pytest.raises(stubs.ResetError, match=r"no exercise `h`.*exercises: f, g"):
         stubs.find_exercise(unit, "h")
+
+
+CLASS_SOLUTION = textwrap.dedent('''\
+    class Reducer:
+        """A class exercise: its methods hold the regions."""
+
+        def __init__(self, n: int) -> None:
+            # TODO: keep n.
+            ### BEGIN SOLUTION
+            self.n = n
+            ### END SOLUTION
+
+        def step(self) -> int:
+            # TODO: one more.
+            ### BEGIN SOLUTION
+            return self.n + 1
+            ### END SOLUTION
+    ''')
+
+
+def test_a_class_exercise_is_found_listed_and_reset_on_its_own(tmp_path):
+    stub = make_stub(CLASS_SOLUTION) + "\n\n" + make_stub(SOLUTION)
+    assert stubs.find_exercise({Path("m.py"): stub}, "Reducer") == Path("m.py")
+    with pytest.raises(stubs.ResetError, match=r"exercises: Reducer, f, g"):
+        stubs.find_exercise({Path("m.py"): stub}, "nothing")
+    mine = stub.replace("raise NotImplementedError('TODO: one more.')", "return self.n + 1", 1)
+    mine = mine.replace("raise NotImplementedError('TODO: double x.')", "return x + x", 1)
+    path = _tree(tmp_path, {"u/m.py": mine}) / "u/m.py"
+    done = stubs.restore(path, stub, "Reducer")
+    assert done.changed and "TODO: one more." in path.read_text() and "return x + x" in path.read_text()
