@@ -46,6 +46,9 @@ installed in both ``torch.distributed`` and ``torch.distributed.distributed_c10d
 a send from a receive by ``op.op is isend``), and ``Work.wait`` (to know where a rank waits). A call made
 inside another (``all_gather_into_tensor`` calls ``all_gather_single``) is not logged again, but a refused
 name is refused at any depth. The wrappers live only in the children: nothing is patched in this process.
+A learner module loaded before the fork that did ``from torch.distributed import all_reduce`` has that name
+pointed at the wrapper in each child; any other route to the process group (a function object kept from before
+the fork, ``ProcessGroup.allreduce`` called directly) is refused, since it could be neither counted nor refused.
 """
 
 from __future__ import annotations
@@ -615,6 +618,7 @@ def _install_log() -> Callable[[], None]:
     from torch.distributed import distributed_c10d as c10d
 
     barrier = c10d.barrier
+    wrapped: dict[int, Callable[..., Any]] = {}
     for name in (*P2P, *COLLECTIVES):
         fn = getattr(c10d, name, None) or getattr(dist, name, None)
         if fn is None:
@@ -622,9 +626,59 @@ def _install_log() -> Callable[[], None]:
         w = _wrap(name, fn)
         for mod in (dist, c10d):
             if hasattr(mod, name):
+                wrapped[id(getattr(mod, name))] = w
                 setattr(mod, name, w)
     c10d.Work.wait = _wrap_wait(c10d.Work.wait)
+    _rebind_learner_names(wrapped)
+    _guard_process_group(c10d.ProcessGroup)
     return barrier
+
+
+def _rebind_learner_names(wrapped: Mapping[int, Callable[..., Any]]) -> None:
+    """``from torch.distributed import all_reduce`` in a learner module loaded before the fork bound the unwrapped
+    function: point those globals at the wrappers, so that this honest style is counted (and refused) too."""
+    from grader.grading.target import target_root
+
+    root = target_root()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not path or not Path(path).resolve().is_relative_to(root):
+            continue
+        for key, value in list(vars(module).items()):
+            if id(value) in wrapped:
+                setattr(module, key, wrapped[id(value)])
+
+
+# ProcessGroup's methods that communicate: every torch.distributed call ends in one of them
+_PG_METHODS = (
+    "_allgather_base", "_reduce_scatter_base", "all_gather_single", "all_gather_single_coalesced", "all_to_all_single",
+    "allgather", "allgather_coalesced", "allgather_into_tensor_coalesced", "allreduce", "allreduce_coalesced",
+    "alltoall", "alltoall_base", "barrier", "broadcast", "gather", "monitored_barrier", "recv", "recv_anysource",
+    "reduce", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_single_coalesced",
+    "reduce_scatter_tensor_coalesced", "scatter", "send",
+)
+
+
+def _guard_process_group(cls: type) -> None:
+    """A ProcessGroup method reached outside a logged torch.distributed call (a function object kept from before
+    the ranks started, or the process group called directly) would go uncounted and unrefused: refuse it."""
+    for method in _PG_METHODS:
+        fn = getattr(cls, method, None)
+        if fn is not None:
+            setattr(cls, method, _guarded(method, fn))
+
+
+def _guarded(method: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _CHILD.depth or _CHILD.quiet:
+            return fn(*args, **kwargs)
+        raise RuntimeError(
+            f"ProcessGroup.{method} was reached without a torch.distributed call the grader can see (a function "
+            "saved before the ranks started, or the process group called directly): call torch.distributed's "
+            "functions by name (dist.send, dist.all_reduce, ...) where you use them")
+
+    return guarded
 
 
 def _child_main(group: _Group, rank: int, port: int) -> None:

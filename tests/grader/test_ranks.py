@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -49,6 +50,19 @@ def uses_all_gather_into_tensor(rank: int, world_size: int) -> torch.Tensor:
     out = torch.empty(world_size)
     dist.all_gather_into_tensor(out, torch.ones(1))
     return out
+
+
+_SAVED_ALL_REDUCE = dist.all_reduce  # a function object kept from before the ranks started: never wrapped
+
+
+def saved_all_reduce(rank: int, world_size: int) -> torch.Tensor:
+    x = torch.ones(3)
+    _SAVED_ALL_REDUCE(x)
+    return x
+
+
+def calls_learner_module(rank: int, world_size: int, name: str) -> torch.Tensor:
+    return sys.modules[name].reduce_ones()
 
 
 def rank1_raises(rank: int, world_size: int, *args: object) -> int:
@@ -114,6 +128,32 @@ def test_a_refused_call_names_the_call_and_the_rule():
     with pytest.raises(RankFailure, match="all_gather_single is refused here: no"):
         run_ranks(uses_all_gather_into_tensor, 2, refuse={"all_gather_single": "no"})
     assert run_ranks(uses_all_gather_into_tensor, 2).comm[0] == [("all_gather_into_tensor", 12)], "outermost only"
+
+
+def test_a_collective_kept_from_before_the_fork_is_refused_not_uncounted():
+    with pytest.raises(RankFailure, match=r"ProcessGroup\.allreduce was reached without a torch\.distributed call"):
+        run_ranks(saved_all_reduce, 2)
+
+
+def test_a_learner_modules_from_import_is_counted_and_refused(tmp_path, monkeypatch):
+    """``from torch.distributed import all_reduce`` at the top of a learner module loaded before the fork."""
+    from grader.grading import target
+
+    (tmp_path / "fromimport.py").write_text(
+        "import torch\nfrom torch.distributed import all_reduce\n\n\n"
+        "def reduce_ones():\n    x = torch.ones(3)\n    all_reduce(x)\n    return x\n")
+    monkeypatch.setenv(target.TARGET_ENV, str(tmp_path))
+    name = "dripstone_test_fromimport"
+    spec = importlib.util.spec_from_file_location(name, tmp_path / "fromimport.py")
+    sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules[name])
+    try:
+        run = run_ranks(calls_learner_module, 2, name)
+        assert run.comm[0] == [("all_reduce", 12)] and torch.equal(run.results[1], torch.full((3,), 2.0))
+        with pytest.raises(RankFailure, match="all_reduce is refused here"):
+            run_ranks(calls_learner_module, 2, name, refuse=("all_reduce",))
+    finally:
+        del sys.modules[name]
 
 
 def test_a_naive_ring_is_a_deadlock_verdict_within_seconds():
