@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 
 import pytest
 from hypothesis import given
@@ -320,15 +319,6 @@ def _runs(world_size: int):
     return run_ranks({name: checks[name] for name in wanted}, world_size, timeout_s=60.0)
 
 
-def _outcome(world_size: int, name: str):
-    """Check ``name``'s RankRun; a rank that reached a stub's TODO makes the test TODO, not a failure."""
-    failure = _runs(world_size).failures.get(name)
-    todo = [line for line in (failure.per_rank.values() if failure else ()) if "raised NotImplementedError: " in line]
-    if todo:
-        message = todo[0].split("raised NotImplementedError: ", 1)[1]
-        raise NotImplementedError(re.sub(r" at \S+\.py:\d+.*$", "", message))
-    return _runs(world_size)[name]
-
 
 def _sizes() -> list[int]:
     return [p.numel() * 8 for p in _mlp(28)]
@@ -341,7 +331,7 @@ def test_reducer_equals_single_process_gradient(world_size):
     """Every .grad equals the single-process gradient of the mean over ranks of the micro-batch losses."""
     import torch
 
-    run = _outcome(world_size, "reducer")
+    run = _runs(world_size)["reducer"]
     for rank in range(world_size):
         for (cap, k), out in run.results[rank].items():
             want_buckets = reference_buckets(_sizes(), cap)
@@ -378,7 +368,7 @@ def check_unused(rank: int, world_size: int) -> str:
 @grade(BucketedReducer, "correctness", points=1,
        hint="What should finish() say about a parameter that got no gradient?")
 def test_reducer_names_an_unused_parameter():
-    run = _outcome(2, "unused")
+    run = _runs(2)["unused"]
     for rank in range(2):
         msg = run.results[rank]
         assert msg and "6" in msg and "7" in msg, (
@@ -392,7 +382,7 @@ def test_reducer_names_an_unused_parameter():
 def test_reducer_one_all_reduce_per_bucket(world_size):
     """Cap 4096 B, 3 micro-batches (2 under no_sync), 2 steps: one all_reduce per bucket of the reducer's own
     ``buckets`` per step, the b-th carrying bucket b's bytes; nothing else (none inside no_sync)."""
-    run = _outcome(world_size, "comm")
+    run = _runs(world_size)["comm"]
     sizes = _sizes()
     for rank in range(world_size):
         want = [("all_reduce", sum(sizes[i] for i in b)) for b in run.results[rank]["buckets"]] * STEPS
@@ -407,7 +397,7 @@ def test_reducer_one_all_reduce_per_bucket(world_size):
 @pytest.mark.parametrize("world_size", [2, 3])
 def test_reducer_overlaps_the_backward(world_size):
     """When parameter 0's gradient (the backward's last) arrives, every bucket but the last is already launched."""
-    run = _outcome(world_size, "overlap")
+    run = _runs(world_size)["overlap"]
     for rank in range(world_size):
         r = run.results[rank]
         n = len(r["buckets"])

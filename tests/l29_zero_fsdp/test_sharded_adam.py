@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 
 import pytest
 from hypothesis import given
@@ -218,15 +217,6 @@ def _runs(world_size: int):
     return run_ranks({"stage1": check_stage1, "stage2": check_stage2}, world_size, timeout_s=60.0)
 
 
-def _outcome(world_size: int, name: str):
-    """Check ``name``'s RankRun; a rank that reached a stub's TODO makes the test TODO, not a failure."""
-    failure = _runs(world_size).failures.get(name)
-    todo = [line for line in (failure.per_rank.values() if failure else ()) if "raised NotImplementedError: " in line]
-    if todo:
-        message = todo[0].split("raised NotImplementedError: ", 1)[1]
-        raise NotImplementedError(re.sub(r" at \S+\.py:\d+.*$", "", message))
-    return _runs(world_size)[name]
-
 
 def _shard(world_size: int) -> int:
     return math.ceil(sum(a * b + b for a, b in zip(SIMPLENET, SIMPLENET[1:], strict=False)) / world_size)
@@ -242,7 +232,7 @@ def test_sharded_adam_equals_adam_on_the_average(world_size, stage):
     torch.optim.Adam fed the average gradient (atol 1e-12); bit for bit when the gradients are exactly summable."""
     import torch
 
-    run = _outcome(world_size, f"stage{stage}")
+    run = _runs(world_size)[f"stage{stage}"]
     for rank in range(world_size):
         for dyadic, out in run.results[rank].items():
             out = {**out, **_reference(world_size, dyadic)}
@@ -284,7 +274,7 @@ def test_sharded_adam_holds_one_shard_of_state(world_size):
     unsharded), and the tensors the optimizer object holds (parameters and gradients aside) stay within it + 1 KiB."""
     size = _shard(world_size)
     for stage in (1, 2):
-        out = _outcome(world_size, f"stage{stage}").results[0][False]
+        out = _runs(world_size)[f"stage{stage}"].results[0][False]
         assert out["exp_avg"] == (size,) and out["exp_avg_sq"] == (size,), (
             f"ShardedAdam(stage={stage}) on P={world_size}: exp_avg {out['exp_avg']}, exp_avg_sq {out['exp_avg_sq']}; "
             f"expected ({size},) each: this rank's slice, S = ceil(9610 / {world_size})")
@@ -300,7 +290,7 @@ def test_sharded_adam_holds_one_shard_of_state(world_size):
 @pytest.mark.parametrize("world_size", [2, 4])
 def test_stage2_reduce_scatters(world_size):
     """Stage 2 never all-reduces: one reduce-scatter and one all-gather per step, nothing else."""
-    run = _outcome(world_size, "stage2")
+    run = _runs(world_size)["stage2"]
     for rank in range(world_size):
         names = run.calls(rank)
         reduces = [n for n in names if n.startswith("reduce_scatter")]

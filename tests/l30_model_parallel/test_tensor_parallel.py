@@ -4,7 +4,6 @@ one."""
 from __future__ import annotations
 
 import functools
-import re
 
 import pytest
 
@@ -171,15 +170,6 @@ def _runs(world_size: int):
     return run_ranks(CHECKS, world_size, timeout_s=60.0)
 
 
-def _outcome(world_size: int, name: str):
-    """Check ``name``'s RankRun; a rank that reached a stub's TODO makes the test TODO, not a failure."""
-    failure = _runs(world_size).failures.get(name)
-    todo = [line for line in (failure.per_rank.values() if failure else ()) if "raised NotImplementedError: " in line]
-    if todo:
-        message = todo[0].split("raised NotImplementedError: ", 1)[1]
-        raise NotImplementedError(re.sub(r" at \S+\.py:\d+.*$", "", message))
-    return _runs(world_size)[name]
-
 
 def _close(got, want, what: str, advice: str) -> None:
     import torch
@@ -196,7 +186,7 @@ def _close(got, want, what: str, advice: str) -> None:
 def test_f_identity_forward_all_reduce_backward(world_size):
     import torch
 
-    d, run = _dense(), _outcome(world_size, "f")
+    d, run = _dense(), _runs(world_size)["f"]
     total = sum(d["dys"][:world_size], torch.zeros_like(d["x"]))
     for rank in range(world_size):
         r = run.results[rank]
@@ -211,7 +201,7 @@ def test_f_identity_forward_all_reduce_backward(world_size):
 def test_g_all_reduce_forward_identity_backward(world_size):
     import torch
 
-    d, run = _dense(), _outcome(world_size, "g")
+    d, run = _dense(), _runs(world_size)["g"]
     total = sum(d["xs"][:world_size], torch.zeros_like(d["x"]))
     for rank in range(world_size):
         r = run.results[rank]
@@ -229,7 +219,7 @@ def test_column_parallel_linear(world_size):
     import torch
     import torch.nn.functional as F
 
-    d, run = _dense(), _outcome(world_size, "column")
+    d, run = _dense(), _runs(world_size)["column"]
     x, w1, b1 = (d[k].clone().requires_grad_() for k in ("x", "w1", "b1"))
     y = F.linear(x, w1, b1)
     gx, gw, gb = torch.autograd.grad((y * d["h"]).sum(), [x, w1, b1])
@@ -249,7 +239,7 @@ def test_row_parallel_linear(world_size):
     import torch
     import torch.nn.functional as F
 
-    d, run = _dense(), _outcome(world_size, "row")
+    d, run = _dense(), _runs(world_size)["row"]
     h, w2, b2 = (d[k].clone().requires_grad_() for k in ("h", "w2", "b2"))
     z = F.linear(h, w2, b2)
     gh, gw, gb = torch.autograd.grad((z * d["dy"]).sum(), [h, w2, b2])
@@ -266,7 +256,7 @@ def test_row_parallel_linear(world_size):
 @pytest.mark.parametrize("world_size", [2, 4])
 def test_tp_mlp_equals_dense(world_size):
     """x [2, 4, 8], FFN 16 (lecture 30 lab 6.1), fp64, loss Σ y·dy: output and every gradient equal the dense MLP's."""
-    d, run = _dense(), _outcome(world_size, "mlp")
+    d, run = _dense(), _runs(world_size)["mlp"]
     y, g = _dense_mlp_grads(d)
     for rank in range(world_size):
         r, where = run.results[rank], f"P={world_size}, rank {rank}: tp_mlp"
@@ -282,7 +272,7 @@ def test_tp_mlp_equals_dense(world_size):
 @pytest.mark.parametrize("world_size", [2, 4])
 def test_tp_mlp_one_all_reduce_each_way(world_size):
     """One all_reduce of B·S·H·8 = 512 B in the forward (g) and one in the backward (f); nothing else."""
-    fwd, both = _outcome(world_size, "mlp_forward"), _outcome(world_size, "mlp")
+    fwd, both = _runs(world_size)["mlp_forward"], _runs(world_size)["mlp"]
     nbytes = B * S * H * 8
     for rank in range(world_size):
         for run, want, what in ((fwd, [("all_reduce", nbytes)], "the forward"),
