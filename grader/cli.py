@@ -146,10 +146,14 @@ def _batch(args: argparse.Namespace) -> int:
     if (args.submissions is None) == (args.nbgrader is None):
         console.print("[red]batch error:[/red] pass a folder of submissions, or --nbgrader COURSE --assignment A")
         return 2
+    if args.max_examples < 0:
+        console.print(f"[red]batch error:[/red] --max-examples {args.max_examples}: give a count >= 1, or 0 for all")
+        return 2
     options = batch.BatchOptions(args.submissions and Path(args.submissions), Path(args.out), jobs=args.jobs,
                                  units=tuple(args.unit), exercises=tuple(args.exercise),
                                  backend=batch.Backend(args.backend), address=args.address,
-                                 limits=sandbox.Limits(wall_s=args.timeout, gpu=args.gpus),
+                                 limits=sandbox.Limits(wall_s=args.timeout, gpu=args.gpus,
+                                                       max_examples=args.max_examples),
                                  nbgrader=args.nbgrader and Path(args.nbgrader), assignment=args.assignment)
     try:
         with batch.progress_bar(console) as progress:
@@ -228,6 +232,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--backend", choices=["local", "ray"], default="local", help="local processes or Ray tasks")
     b.add_argument("--address", help="Ray cluster address (default: start a local one)")
     b.add_argument("--timeout", type=float, default=900.0, help="wall-clock seconds per student (default 900)")
+    b.add_argument("--max-examples", type=int, default=0, metavar="N",
+                   help="a quick pass: at most N examples per property test (default: as the tests say)")
     b.add_argument("--gpus", action="store_true",
                    help="grade the GPU tiers too: one GPU per job (a Ray task asks for one), bound into its sandbox")
     b.set_defaults(func=_batch)

@@ -77,6 +77,9 @@ class Limits:
     # sandbox, and the memory cap on data (RLIMIT_DATA) rather than address space: CUDA reserves
     # far more address space than it uses, and fails to start under RLIMIT_AS.
     gpu: bool = False
+    # ``batch --max-examples N``: no property test draws more than N examples (0: as the tests say); quicker and
+    # weaker, the same for every student (grader/grading/plugin.py, $DRIPSTONE_MAX_EXAMPLES)
+    max_examples: int = 0
 
 
 @dataclass(frozen=True)
@@ -352,6 +355,7 @@ def _environment(
         "DRIPSTONE_TARGET": str(target),
         "DRIPSTONE_CALL_TIMEOUT": str(limits.call_timeout_s),
         "DRIPSTONE_TMP_BYTES": str(limits.tmp_bytes),  # the judge's own cap (grader/grading/boundary.py)
+        **({"DRIPSTONE_MAX_EXAMPLES": str(limits.max_examples)} if limits.max_examples else {}),
         "LANG": "C.UTF-8",
     }
 

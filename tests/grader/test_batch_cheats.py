@@ -29,13 +29,17 @@ import pytest
 
 from grader import api
 from grader.authoring import known
+from grader.grading import plugin
 from grader.grading.target import REPO_ROOT
 from grader.instructor import batch, sandbox
 
 UNIT = "l23_online_softmax"
 CHEATS = sorted((Path(__file__).parent / "cheats").glob("*.py"))
 HONEST = int(os.environ.get("DRIPSTONE_BATCH_HONEST", "2"))
-LIMITS = sandbox.Limits(wall_s=900, call_timeout_s=10)
+# A quick pass (batch --max-examples 5): the cheats are caught by the boundary, the audit and the guard, not by the
+# 50th example, and the honest students' "alone" grading uses the same cap (the corpus is make test's longest file).
+MAX_EXAMPLES = 5
+LIMITS = sandbox.Limits(wall_s=900, call_timeout_s=10, max_examples=MAX_EXAMPLES)
 NETWORK_PORT = 47823
 # The exercises of softmax.py, which every cheat replaces: the unit's other files are not attacked.
 EXERCISES = ("online_softmax_state", "merge_online_states", "softmax_hbm_bytes", "softmax_fused", "softmax_online")
@@ -139,9 +143,13 @@ def corpus_batch(tmp_path_factory, runtime, local_service):
     before = tree_digest(subs)
     report = batch.run_batch(batch.BatchOptions(subs, out, jobs=2, units=(UNIT,), exercises=EXERCISES, limits=LIMITS))
     by_kind = {}
-    for name, path in honest.items():
-        kind = name.rsplit("_", 1)[1]
-        by_kind[kind] = by_kind.get(kind) or api.grade(path, units=[UNIT], exercises=EXERCISES)
+    os.environ[plugin.MAX_EXAMPLES_ENV] = str(MAX_EXAMPLES)
+    try:
+        for name, path in honest.items():
+            kind = name.rsplit("_", 1)[1]
+            by_kind[kind] = by_kind.get(kind) or api.grade(path, units=[UNIT], exercises=EXERCISES)
+    finally:
+        del os.environ[plugin.MAX_EXAMPLES_ENV]
     alone = {"solutions": by_kind["full"], **by_kind}
     return {"out": out, "subs": subs, "report": report, "before": before, "honest": honest, "alone": alone}
 

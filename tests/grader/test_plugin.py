@@ -188,3 +188,17 @@ def test_grade_refuses_bad_declarations(tier, points, error):
         grade("f", "correctness", points=1)
     with pytest.raises(ValueError, match="validation=True is for correctness tests, not efficiency"):
         grade(learner("l99_demo", "mod", "f"), "efficiency", points=1, validation=True)
+
+
+def test_max_examples_caps_every_property_test(course, monkeypatch, tmp_path):
+    """$DRIPSTONE_MAX_EXAMPLES (batch --max-examples): a property test draws at most that many examples."""
+    calls = tmp_path / "calls"
+    source = (f"def f(x):\n    with open({str(calls)!r}, 'a') as out:\n        out.write('.')\n    return 2 * x\n"
+              "def g():\n    return 1\n")
+    course(source, "-k", "test_property")
+    uncapped = len(calls.read_text())
+    calls.unlink()
+    monkeypatch.setenv("DRIPSTONE_MAX_EXAMPLES", "3")
+    _, rows = course(source, "-k", "test_property")
+    assert rows["test_property"]["status"] == "passed"
+    assert uncapped > 10 and len(calls.read_text()) <= 3 * 2, f"{uncapped} calls uncapped, {calls.read_text()}"
