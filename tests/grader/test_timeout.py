@@ -74,10 +74,9 @@ def test_neither_hypothesis_nor_except_exception_swallows_it(limit_s):
         except Exception:  # a learner's or a test's `except Exception` must not hide the timeout
             pass
 
-    start = time.monotonic()
     with pytest.raises(timeout.CallTimeout):
         check()
-    assert len(calls) == 1 and time.monotonic() - start < 2
+    assert len(calls) == 1, f"the example ran {len(calls)} times: replayed or shrunk after the limit"
 
 
 def test_a_call_that_cannot_be_interrupted_goes_to_the_stuck_handler(limit_s):
