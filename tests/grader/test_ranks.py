@@ -259,3 +259,47 @@ def test_loopback_tcp_works_inside_the_sandbox_network_namespace():
     prefix = [*base, *python_home, "--ro-bind", str(REPO_ROOT), str(REPO_ROOT), "--chdir", str(REPO_ROOT), "--"]
     proc = _judge(prefix)
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
+
+
+# a hostile variant of known_wrong/uses_all_reduce.py: the collective bound at import, before the ranks fork
+FROM_IMPORT_CHEAT = '''
+from torch.distributed import all_reduce as _library_all_reduce
+
+
+def ring_all_reduce(tensor):
+    out = _check_vector("tensor", tensor).detach().clone()
+    _library_all_reduce(out)
+    return out
+'''
+
+
+@pytest.mark.slow
+def test_a_gloo_unit_is_batch_graded_in_the_sandbox_two_students_at_once(tmp_path):
+    """l09's ring all-reduce graded by `batch --jobs 2` in bubblewrap: the ranks fork inside each student's sandbox
+    (loopback TCP in its network namespace); a deadlocking ring and a collective bound before the fork score 0."""
+    from grader import api
+    from grader.authoring import known
+    from grader.instructor import batch, sandbox
+
+    try:
+        runtime = sandbox.probe()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(f"no sandbox: {exc}")
+    if runtime.isolation is not sandbox.Isolation.BWRAP:
+        pytest.skip(f"needs bubblewrap: {runtime.describe()}")
+    unit, exercises = "l09_collectives", ("ring_all_reduce",)
+    subs = tmp_path / "subs"
+    shutil.copytree(REPO_ROOT / "solutions" / unit, subs / "honest" / unit)
+    (deadlock,) = [k for k in known.known_impls(unit, "known_wrong") if k.path.stem == "send_then_recv"]
+    known.build_target(deadlock, subs / "deadlock")
+    shutil.copytree(REPO_ROOT / "solutions" / unit, subs / "from_import" / unit)
+    with (subs / "from_import" / unit / "ring.py").open("a") as f:
+        f.write(FROM_IMPORT_CHEAT)
+    report = batch.run_batch(batch.BatchOptions(subs, tmp_path / "out", jobs=2, units=(unit,), exercises=exercises))
+    by = {g.student: g for g in report.graded}
+    alone = api.grade(REPO_ROOT / "solutions", units=[unit], exercises=exercises)
+    assert by["honest"].score == by["honest"].max_score == alone.max_score > 0, by["honest"]
+    assert by["deadlock"].score == 0 and by["from_import"].score == 0, (by["deadlock"], by["from_import"])
+    said = {s: (tmp_path / "out" / s / "results.json").read_text() for s in ("deadlock", "from_import")}
+    assert "deadlock" in said["deadlock"], said["deadlock"][-2000:]
+    assert "all_reduce is refused here" in said["from_import"], said["from_import"][-2000:]
