@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -191,12 +192,16 @@ def test_ctrl_c_prints_the_scoreboard_of_what_was_graded(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "grader", "grade", "--target", str(target), "-u", "12",
                              "--timeout", "0"], cwd=REPO_ROOT, env=env, text=True, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 180
-    while not any(p.stat().st_size for p in tmp_path.glob("dripstone-*/*.jsonl")) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    time.sleep(5)  # bank_conflict_degree, graded last, loops forever: grading hangs there
-    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
-    out, err = proc.communicate(timeout=180)  # a loaded machine: printing the scoreboard can take a while
+    try:
+        deadline = time.monotonic() + 180
+        while not any(p.stat().st_size for p in tmp_path.glob("dripstone-*/*.jsonl")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(5)  # bank_conflict_degree, graded last, loops forever: grading hangs there
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+        out, err = proc.communicate(timeout=180)  # a loaded machine: printing the scoreboard can take a while
+    finally:  # a failed test must not leave the endless loop spinning
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, out + err
     assert "grading was interrupted (Ctrl-C) after" in out and "Traceback" not in out + err
     assert "ridge_point" in out and "PASS" in out and "bank_conflict_degree" not in out
