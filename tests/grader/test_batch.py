@@ -1,6 +1,6 @@
 """Batch grading without a sandbox run: unpacking, validation against the manifest, the resume ledger,
-job slots, the boundary's worker, the release tree. (The sandboxed runs are in test_batch_cheats.py
-and the slow tests at the end of this file.)"""
+job slots, the boundary's worker, the release tree. (The sandboxed runs are in test_batch_cheats.py and
+test_batch_end_to_end.py.)"""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ import dataclasses
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import tarfile
-import time
 import zipfile
 from pathlib import Path
 
@@ -295,51 +293,6 @@ def test_release_holds_no_solution_and_refuses_a_leak(tmp_path):
         release.check(built.out)
 
 
-@pytest.mark.slow
-def test_release_grades_its_stubs(tmp_path):
-    """The released tree grades on its own: every L23 test reported, all TODO at 0."""
-    built = release.build(tmp_path / "rel")
-    env = {**os.environ, "PYTHONPATH": str(built.out)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "-u", "23", "--json", str(tmp_path / "r.json")],
-        cwd=built.out,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    data = json.loads((tmp_path / "r.json").read_text())
-    assert data["tests"] and data["score"] == 0 and data["max_score"] > 0
-
-
-@pytest.mark.slow
-def test_batch_resumes_after_kill_9(tmp_path):
-    """Killed after the first student, the same command finishes the rest: each graded exactly once."""
-    subs = tmp_path / "subs"
-    for name in ("a", "b", "c"):
-        (subs / name).mkdir(parents=True)
-        subprocess.run(["cp", "-r", str(REPO_ROOT / "exercises" / UNIT), str(subs / name / UNIT)], check=True)
-    cmd = [sys.executable, "-m", "grader", "batch", str(subs), "--out", str(tmp_path / "out"), "-u", "23"]
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    first = subprocess.Popen(
-        cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    ledger = tmp_path / "out" / "done.jsonl"
-    deadline = time.monotonic() + 900
-    while not (ledger.exists() and ledger.read_text().count("\n") >= 1) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    os.killpg(first.pid, signal.SIGKILL)
-    first.wait()
-    done_before = ledger.read_text().count("\n")
-    assert 1 <= done_before < 3, "kill the batch after its first student"
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stdout[-2000:]
-    names = [json.loads(line)["student"] for line in ledger.read_text().splitlines()]
-    assert sorted(names) == ["a", "b", "c"]
-    assert f"{3 - done_before} student(s) to grade" in proc.stdout
-
-
 # ---- sandbox fallbacks ---------------------------------------------------------------------------------------
 
 
@@ -459,48 +412,6 @@ def test_a_gpu_batch_without_a_gpu_is_refused_before_grading(tmp_path, monkeypat
     except sandbox.SandboxUnavailable as exc:
         pytest.skip(f"no sandbox: {exc}")
     assert not (tmp_path / "out" / "done.jsonl").exists()
-
-
-RESETS_THE_PEAK = '''
-
-_tiled = flash_attention_numpy
-
-
-def flash_attention_numpy(q, k, v, *, causal=False, sm_scale=None, block_r=16, block_c=16):
-    """Cheat: materialize the n x n scores, then hide the peak from the grader's tracemalloc."""
-    import tracemalloc
-
-    _scores = q @ k.T
-    tracemalloc.reset_peak()
-    return _tiled(q, k, v, causal=causal, sm_scale=sm_scale, block_r=block_r, block_c=block_c)
-'''
-
-
-@pytest.mark.slow
-def test_numpy_exercise_is_graded_in_the_worker_and_its_memory_cheat_refused(tmp_path, monkeypatch):
-    """L25's NumPy FlashAttention through batch grading's worker: the solution scores full marks (its
-    NumPy results used to be refused at the boundary, scoring 0 for everyone), and a submission that
-    resets tracemalloc's peak is refused by the audit, with the line, on that exercise only."""
-    from grader import api
-    from grader.grading.results import Status
-
-    unit = "l25_flash_attention"
-    monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
-    honest = api.grade(REPO_ROOT / "solutions", units=[unit], exercises=["flash_attention_numpy"])
-    assert honest.results and all(r.status is Status.PASSED for r in honest.results), [
-        (r.name, r.message) for r in honest.results if r.status is not Status.PASSED]
-    cheat = tmp_path / "cheat"
-    import shutil
-
-    shutil.copytree(REPO_ROOT / "solutions" / unit, cheat / unit, ignore=shutil.ignore_patterns("__pycache__"))
-    with (cheat / unit / "attention.py").open("a") as f:
-        f.write(RESETS_THE_PEAK)
-    graded = api.grade(cheat, units=[unit], exercises=["flash_attention_numpy", "flash_attention_fwd"])
-    numpy_fa2 = [r for r in graded.results if r.exercise == "flash_attention_numpy"]
-    assert numpy_fa2 and all(r.status is Status.FAILED and "import tracemalloc" in r.message for r in numpy_fa2)
-    others = [r for r in graded.results if r.exercise != "flash_attention_numpy"]
-    assert others and all(r.status in (Status.PASSED, Status.PENDING_GPU) for r in others), [
-        (r.name, r.message) for r in others if r.status is not Status.PASSED]
 
 
 def test_gpu_device_files_are_bound_into_a_real_sandbox():
@@ -656,50 +567,6 @@ def test_a_refused_submission_is_scored_out_of_the_same_maximum_as_everyone():
     out = batch.refused(batch.Student("z", Path("z.zip")), plan, "more than 2000 entries", empty)
     assert (out.graded.score, out.graded.max_score) == (0.0, 4.0)
     assert out.graded.problems == ("submission refused: more than 2000 entries",)
-
-
-def _cli_batch(subs: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    # --max-examples: the layouts are what is tested here, not the kernel (a quick pass of its property tests)
-    cmd = [sys.executable, "-m", "grader", "batch", str(subs), "--out", str(out), "-u", "23", "-e", "softmax_fused",
-           "--jobs", "2", "--max-examples", "3", *extra]
-    return subprocess.run(cmd, cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True,
-                          text=True, timeout=1800)
-
-
-@pytest.mark.slow
-def test_batch_grades_every_layout_and_says_when_most_students_have_no_unit(tmp_path):
-    """End to end in the sandbox: nbgrader's autograded layout, a zip and a folder with their units one folder
-    down, a link inside SUBMISSIONS, a student named grades.csv: full marks each; a link outside: 0 with the
-    reason, out of the same maximum. Then a batch of empty folders: a loud warning and exit status 3 (it used
-    to be 0/max for everyone, exit 0)."""
-    import shutil
-
-    if not sandbox.sandbox_python().exists():
-        pytest.skip("no sandbox venv (make sandbox-env)")
-    subs, solution = tmp_path / "subs", REPO_ROOT / "solutions" / UNIT
-    for rel in ("alice/week3", ".store/carol/work", "grades.csv"):
-        shutil.copytree(solution, subs / rel / UNIT, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.make_archive(str(subs / "bob"), "zip", subs / ".store" / "carol")
-    (subs / "carol").symlink_to(subs / ".store" / "carol")
-    (subs / "mallory").symlink_to(REPO_ROOT / "solutions")
-    proc = _cli_batch(subs, tmp_path / "out")
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    done = batch.read_ledger(tmp_path / "out")
-    full = {name: done[name] for name in ("alice", "bob", "carol", "grades.csv", ".store")}
-    assert all(g.score == g.max_score > 0 and not g.problems for g in full.values()), full
-    mallory = done["mallory"]
-    assert mallory.score == 0 and mallory.max_score == done["alice"].max_score
-    assert "outside the submissions folder" in mallory.problems[0]
-    assert (tmp_path / "out" / "grades.csv").is_file()
-    lost = tmp_path / "lost"
-    for name in ("a", "b", "c"):
-        (lost / name / "notes").mkdir(parents=True)
-    shutil.copytree(solution, lost / "d" / UNIT, ignore=shutil.ignore_patterns("__pycache__"))
-    proc = _cli_batch(lost, tmp_path / "out2")
-    assert proc.returncode == 3, proc.stdout[-3000:]
-    assert "WARNING: 3 of 4 students have no unit folder" in " ".join(proc.stdout.split())
-    summary = json.loads((tmp_path / "out2" / "summary.json").read_text())
-    assert summary["without_units"] == ["a", "b", "c"] and summary["warning"]
 
 
 @pytest.mark.parametrize("units", ["23,27", "23 27"])
