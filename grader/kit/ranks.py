@@ -639,10 +639,10 @@ def _rebind_learner_names(wrapped: Mapping[int, Callable[..., Any]]) -> None:
     function: point those globals at the wrappers, so that this honest style is counted (and refused) too."""
     from grader.grading.target import target_root
 
-    root = target_root()
-    for module in list(sys.modules.values()):
+    root = f"{target_root()}{os.sep}"  # learner modules are loaded from the resolved target: a prefix test
+    for module in list(sys.modules.values()):  # suffices (resolving ~1,200 paths cost 64 ms per rank start)
         path = getattr(module, "__file__", None)
-        if not path or not Path(path).resolve().is_relative_to(root):
+        if not path or not path.startswith(root):
             continue
         for key, value in list(vars(module).items()):
             if id(value) in wrapped:

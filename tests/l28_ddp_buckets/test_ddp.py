@@ -319,7 +319,6 @@ def _runs(world_size: int):
     return run_ranks({name: checks[name] for name in wanted}, world_size, timeout_s=60.0)
 
 
-
 def _sizes() -> list[int]:
     return [p.numel() * 8 for p in _mlp(28)]
 

@@ -217,7 +217,6 @@ def _runs(world_size: int):
     return run_ranks({"stage1": check_stage1, "stage2": check_stage2}, world_size, timeout_s=60.0)
 
 
-
 def _shard(world_size: int) -> int:
     return math.ceil(sum(a * b + b for a, b in zip(SIMPLENET, SIMPLENET[1:], strict=False)) / world_size)
 

@@ -170,7 +170,6 @@ def _runs(world_size: int):
     return run_ranks(CHECKS, world_size, timeout_s=60.0)
 
 
-
 def _close(got, want, what: str, advice: str) -> None:
     import torch
 
