@@ -69,6 +69,9 @@ MAX_REPLY_BYTES = 256 * 2**20
 ARENA_BYTES = 256 * 2**20  # shared inputs of one call; only the pages touched cost memory
 PR_SET_DUMPABLE = 4
 _HEADER = struct.Struct("<Q")
+# When grading began here (this module is imported before any learner code runs; less the coarse file clock's lag):
+# the disk watch counts and deletes only what appeared in $TMPDIR since, never what was there before.
+_STARTED = time.time() - 0.05
 
 _protected: set[int] = set()
 _stopped: dict[str, str] = {}  # functions stopped for hanging or filling the disk: not called again in this run
@@ -354,17 +357,21 @@ class _DiskFull(Exception):
 
 
 def _tmp_usage(root: Path) -> tuple[int, int]:
-    """(bytes allocated, entries) under ``root``; stops counting past MAX_TMP_ENTRIES entries."""
+    """(bytes allocated, entries) under ``root`` that appeared or changed since this process started (what was
+    there before is never the learner's: a shared $TMPDIR outside the sandbox is not counted against the cap);
+    stops counting past MAX_TMP_ENTRIES entries."""
     total, entries, stack = 0, 0, [root]
     while stack and entries <= MAX_TMP_ENTRIES:
         with contextlib.suppress(OSError), os.scandir(stack.pop()) as it:
             for entry in it:
-                entries += 1
                 with contextlib.suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(Path(entry.path))
-                    else:
-                        total += entry.stat(follow_symlinks=False).st_blocks * 512
+                        entries += st.st_ctime >= _STARTED
+                    elif st.st_ctime >= _STARTED:
+                        entries += 1
+                        total += st.st_blocks * 512
     return total, entries
 
 
@@ -383,13 +390,16 @@ def _over(root: Path, cap: int) -> Callable[[], None]:
 
 
 def _free_tmp(root: Path, cap: int) -> None:
-    """After a worker filled $TMPDIR: delete its files, largest first, until half the cap is free."""
+    """After a worker filled $TMPDIR: delete its files, largest first, until half the cap is free. Only files
+    that appeared or changed since this process started: never what $TMPDIR held before grading began."""
     files = []
     for folder, _, names in os.walk(root):
         for n in names:
             with contextlib.suppress(OSError):
                 p = Path(folder) / n
-                files.append((p.lstat().st_blocks * 512, p))
+                st = p.lstat()
+                if st.st_ctime >= _STARTED:
+                    files.append((st.st_blocks * 512, p))
     used, count = sum(size for size, _ in files), len(files)
     for size, path in sorted(files, key=lambda f: f[0], reverse=True):
         if used <= cap // 2 and count <= MAX_TMP_ENTRIES // 2:

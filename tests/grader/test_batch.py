@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -215,7 +216,8 @@ boundary.end_test()
 
 
 def test_boundary_stops_a_call_that_fills_tmp_and_deletes_its_files(tmp_path):
-    """Where bwrap cannot cap /tmp (bubblewrap < 0.8, the setpriv fallback), the judge caps it."""
+    """Where bwrap cannot cap /tmp (bubblewrap < 0.8, the setpriv fallback), the judge caps it; what $TMPDIR held
+    before grading began (a shared /tmp outside the sandbox) is neither counted against the cap nor deleted."""
     code = """
 import os, time
 from pathlib import Path
@@ -243,7 +245,11 @@ print("small", boundary.call("small", small, (), {}, inputs_read_only=True))
 boundary.end_test()
 """
     tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    (tmp / "before").mkdir(parents=True)
+    earlier = {tmp / "before" / f"old-{i}": os.urandom(2**20) for i in range(12)}  # over the cap on its own
+    for path, data in earlier.items():
+        path.write_bytes(data)
+    time.sleep(0.2)  # older than the judge's start by more than the file clock's granularity
     env = {boundary.TMP_BYTES_ENV: str(8 * 2**20), "TMPDIR": str(tmp), boundary.CALL_TIMEOUT_ENV: "30"}
     proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, boundary.ISOLATE_ENV: "1",
                           "PYTHONPATH": str(REPO_ROOT), **env}, capture_output=True, text=True, timeout=300)
@@ -254,6 +260,7 @@ boundary.end_test()
     assert "slow_bomb: slow_bomb filled the disk in an earlier call and was stopped" in out
     assert all(int(line.split()[1]) <= 4 for line in out.splitlines() if line.startswith("left")), out
     assert "small 2" in out, "a call within the cap is graded as usual"
+    assert all(path.read_bytes() == data for path, data in earlier.items()), "files from before grading are kept"
 
 
 def todo() -> None:
