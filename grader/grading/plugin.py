@@ -22,7 +22,7 @@ from grader.grading.command import CASE_OPTION, EXERCISE_OPTION, MANIFEST_OPTION
 from grader.grading.results import Status, TestResult, Tier
 from grader.kernels import cuda, perf
 from grader.kit.marks import MARK as GRADE_MARK
-from grader.kit.marks import MARK_HELP
+from grader.kit.marks import MARK_HELP, CudaKernel
 
 TARGET_HELP = "folder laid out like exercises/ to grade (default: exercises/)"
 EXERCISE_HELP = "grade only tests of this exercise (function name); repeatable"
@@ -158,8 +158,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
     _cap_examples(items)
+    if boundary.enabled() and not config.getoption("collectonly"):  # batch: before any test's worker is forked
+        boundary.warm(_learner_files(items))
     if config.getoption(MANIFEST_OPTION):
         _write_manifest(Path(config.getoption(MANIFEST_OPTION)), items)
+
+
+def _learner_files(items: list[pytest.Item]) -> list[Path]:
+    """The learner's files the graded tests call: each test's exercise, as its test module declares it
+    (``learner(...)``, ``cuda_kernel(...)``); the unit's folder where the declaration is not found."""
+    files: dict[Path, None] = {}
+    for item in items:
+        unit = unit_of(item)
+        if unit is None:
+            continue
+        exercise, folder = _grading_markers(item)[1], target.target_root() / unit
+        modules = {d.module for d in vars(item.module).values()
+                   if isinstance(d, harness.LearnerFunction | CudaKernel) and d.unit == unit and d.name == exercise}
+        files.update(dict.fromkeys([folder / f"{m}.py" for m in modules] or [folder]))
+    return list(files)
 
 
 MAX_EXAMPLES_ENV = "DRIPSTONE_MAX_EXAMPLES"

@@ -568,27 +568,28 @@ def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int
 
     students, skipped = discover_entries(submissions)
     units = tuple(api.resolve_units(options.units))
-    runtime = sandbox.probe()
-    options.out.mkdir(parents=True, exist_ok=True)
-    finished = read_ledger(options.out)
-    pending = [s for s in students if s.name not in finished]
-    progress(0, len(pending), runtime.describe())
-
-    def done(output: StudentOutput) -> None:
-        record(options.out, output)
-        finished[output.graded.student] = output.graded
-        progress(1, len(pending), display(output.graded.student))
-
     if options.limits.gpu and options.backend is Backend.LOCAL and not visible_gpus():
         raise BatchError("--gpus: no GPU is visible here (no /dev/nvidia<N>, or CUDA_VISIBLE_DEVICES is empty); "
                          "grade on a GPU machine, or drop --gpus (the gpu_perf tier is then pending GPU)")
-    runner: Runner = run_local
-    if options.backend is Backend.RAY:
-        from grader.instructor import batch_ray
+    options.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dripstone-batch-") as tmp, ThreadPoolExecutor(max_workers=1) as bg:
+        staged = bg.submit(_snapshot, options, units, Path(tmp))  # collected while the sandbox is probed (~2 s)
+        runtime = sandbox.probe()
+        finished = read_ledger(options.out)
+        pending = [s for s in students if s.name not in finished]
+        progress(0, len(pending), runtime.describe())
 
-        runner = batch_ray.run_ray
-    with tempfile.TemporaryDirectory(prefix="dripstone-batch-") as tmp:
-        snapshot, manifest = _snapshot(options, units, Path(tmp))
+        def done(output: StudentOutput) -> None:
+            record(options.out, output)
+            finished[output.graded.student] = output.graded
+            progress(1, len(pending), display(output.graded.student))
+
+        runner: Runner = run_local
+        if options.backend is Backend.RAY:
+            from grader.instructor import batch_ray
+
+            runner = batch_ray.run_ray
+        snapshot, manifest = staged.result()
         runner(Plan(tuple(pending), snapshot, units, options.exercises, manifest, runtime), options, done)
     graded = [finished[s.name] for s in students if s.name in finished]
     write_grades_csv(options.out, graded, units)

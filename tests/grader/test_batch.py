@@ -263,6 +263,38 @@ boundary.end_test()
     assert all(path.read_bytes() == data for path, data in earlier.items()), "files from before grading are kept"
 
 
+def test_the_judge_warms_what_the_learner_modules_select_from_the_table_and_nothing_they_name(tmp_path):
+    """Before any worker is forked, the judge imports the library modules the learner's imports select (each
+    test's worker then starts with them loaded), chosen from boundary.WARM: a module the learner names is never
+    imported by the judge, and a file that does not parse is left to its grading."""
+    kernels, ledger = tmp_path / "kernels", tmp_path / "ledger"
+    kernels.mkdir()
+    ledger.mkdir()
+    (kernels / "k.py").write_text("import numba\nfrom triton import language as tl\nimport antigravity\nimport this\n")
+    (kernels / "broken.py").write_text("def f(:\n")
+    (ledger / "l.py").write_text("import math\nfrom .helpers import x\n")
+    code = f"""
+import json, sys
+from grader.grading import boundary
+ledger = boundary.warm([{str(ledger)!r}])
+kernels = boundary.warm([{str(kernels)!r}, {str(tmp_path / "missing")!r}])
+print(json.dumps([ledger, kernels, [m for m in ("antigravity", "this") if m in sys.modules]]))
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TRITON_INTERPRET": "1"}
+    on_cpu = subprocess.run([sys.executable, "-c", code], env={**env, "NUMBA_ENABLE_CUDASIM": "1"},
+                            capture_output=True, text=True, timeout=120)
+    assert on_cpu.returncode == 0, on_cpu.stderr
+    ledger_mods, kernel_mods, named = json.loads(on_cpu.stdout.splitlines()[-1])
+    assert ledger_mods == list(boundary.WARM[""]), "a ledger module selects only the common row"
+    assert kernel_mods == [*boundary.WARM[""], *boundary.WARM["numba"], *boundary.WARM["triton"]]
+    assert named == [], "modules the learner names are not imported by the judge"
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    on_gpu = subprocess.run([sys.executable, "-c", code], env={**env, "NUMBA_ENABLE_CUDASIM": "0"},
+                            capture_output=True, text=True, timeout=120)
+    assert on_gpu.returncode == 0, on_gpu.stderr
+    assert "numba.cuda" not in json.loads(on_gpu.stdout.splitlines()[-1])[1], "numba's row only with its simulator"
+
+
 def todo() -> None:
     raise NotImplementedError("TODO: write it")
 
