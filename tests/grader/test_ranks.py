@@ -61,6 +61,24 @@ def saved_all_reduce(rank: int, world_size: int) -> torch.Tensor:
     return x
 
 
+def functional_all_reduce(rank: int, world_size: int) -> torch.Tensor:
+    from torch.distributed import _functional_collectives as fc
+
+    return fc.wait_tensor(fc.all_reduce(torch.ones(3), "sum", dist.group.WORLD))
+
+
+def dispatcher_all_reduce(rank: int, world_size: int) -> torch.Tensor:
+    out = torch.ops._c10d_functional.all_reduce(torch.ones(3), "sum", dist.group.WORLD.group_name)
+    return torch.ops._c10d_functional.wait_tensor(out)
+
+
+def library_reducer(rank: int, world_size: int) -> torch.Tensor:
+    """torch's own DDP: its C++ reducer all-reduces the gradients with no torch.distributed call."""
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 1))
+    model(torch.ones(1, 2)).sum().backward()
+    return model.module.weight.grad
+
+
 def calls_learner_module(rank: int, world_size: int, name: str) -> torch.Tensor:
     return sys.modules[name].reduce_ones()
 
@@ -133,6 +151,13 @@ def test_a_refused_call_names_the_call_and_the_rule():
 def test_a_collective_kept_from_before_the_fork_is_refused_not_uncounted():
     with pytest.raises(RankFailure, match=r"ProcessGroup\.allreduce was reached without a torch\.distributed call"):
         run_ranks(saved_all_reduce, 2)
+
+
+@pytest.mark.parametrize("route", [functional_all_reduce, dispatcher_all_reduce, library_reducer],
+                         ids=lambda f: f.__name__)
+def test_a_collective_through_the_dispatcher_is_refused_not_uncounted(route):
+    with pytest.raises(RankFailure, match=r"torch\.ops\.\w+\.\w+ was reached without a torch\.distributed call"):
+        run_ranks(route, 2)
 
 
 def test_a_learner_modules_from_import_is_counted_and_refused(tmp_path, monkeypatch):
