@@ -223,7 +223,7 @@ JUDGE_MODULE = "grader.instructor.sandbox"
 # the kernels' checks, torch's and Triton's own lazy imports): imported by judge_main before pytest starts,
 # so that no import happens in the judge once a learner's code could have written a file. The list is the
 # difference of sys.modules between the first worker fork and the end of grading, measured over the units
-# (tests/grader/test_sandbox_isolation.py checks it still covers one unit).
+# (tests/grader/test_batch_cheats.py checks it still covers one unit: no late import in any judge's log).
 JUDGE_PRELOAD = (
     "cuda.bindings.nvrtc",  # the NVRTC include lookup (issue 13's instance), where cuda-python is installed
     "nvidia",  # a namespace package: its __path__ is every sys.path folder holding an nvidia/ folder

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 import threading
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from grader.authoring import known
 from grader.grading import plugin
 from grader.grading.target import REPO_ROOT
 from grader.instructor import batch, sandbox
+from grader.tools import host
 
 UNIT = "l23_online_softmax"
 CHEATS = sorted((Path(__file__).parent / "cheats").glob("*.py"))
@@ -194,6 +196,43 @@ def test_honest_students_score_exactly_as_alone(corpus_batch):
     for name in corpus_batch["honest"]:
         got = {n: t["score"] for n, t in results_of(corpus_batch["out"], name).items()}
         assert got == scores_by_name(alone[name.rsplit("_", 1)[1]]), f"{name} scored differently than alone"
+
+
+# The classes of issue 13 that attack the machine rather than the grading: the judge's import path (a learner file
+# dropped where the judge might import it) and starving the other students (setsid'd spinners, fork bombs).
+PAYLOAD_MARK = "DRIPSTONE-PAYLOAD-RAN"  # what a judge_import_* cheat's dropped files print if anything runs them
+
+
+def test_there_are_three_cheats_of_each_machine_class():
+    judge = [c for c in CHEATS if c.stem.startswith("judge_import_")]
+    starve = [c for c in CHEATS if c.stem.startswith("starve_")]
+    assert len(judge) >= 3 and len(starve) >= 3, [c.stem for c in CHEATS]
+
+
+def test_no_learner_file_is_ever_run_by_a_judge_and_no_late_import(corpus_batch):
+    out = corpus_batch["out"]
+    for student in [c.stem for c in CHEATS] + list(corpus_batch["honest"]):
+        log = (out / student / "log.txt").read_text(errors="replace")
+        assert PAYLOAD_MARK not in log, f"{student}: a judge ran a learner's file:\n{log[-2000:]}"
+        late = [line for line in log.splitlines() if line.startswith(sandbox.LATE_IMPORT.split("{}")[0])]
+        assert not late, f"{student}: add these to sandbox.JUDGE_PRELOAD: {late}"
+
+
+def test_nothing_of_a_student_outlives_the_batch(corpus_batch, runtime):
+    """No process of a job uid is left, and no student cgroup: checked for every slot no other batch holds now
+    (`make test` runs other batches beside this one; a slot's lock is what makes its uid and cgroup a job's)."""
+    checked = 0
+    for slot in range(batch.MAX_SLOTS):
+        with batch._first_free([str(slot)]) as free:
+            if free is None:
+                continue  # another batch's job holds it: its processes are that job's
+            checked += 1
+            left = subprocess.run(["ps", "-eo", "uid=,pid=,args="], capture_output=True, text=True).stdout
+            strays = [line for line in left.splitlines() if int(line.split()[0]) == host.UID_BASE + slot]
+            assert not strays, f"processes of job uid {host.UID_BASE + slot} outlived the batch: {strays[:5]}"
+            groups = [parent / f"slot{slot}" for parent in runtime.cgroups.parents if (parent / f"slot{slot}").exists()]
+            assert not groups, f"student cgroups left behind: {groups}"
+    assert checked, "every job slot is held by another batch: nothing could be checked"
 
 
 def test_submissions_untouched_and_output_clean(corpus_batch):

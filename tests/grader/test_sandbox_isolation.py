@@ -8,11 +8,7 @@ student, who must score exactly as when graded alone, with no learner file ever 
 
 from __future__ import annotations
 
-import ast
-import contextlib
-import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -20,35 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import api
 from grader.grading.target import REPO_ROOT
-from grader.instructor import batch, sandbox
+from grader.instructor import sandbox
 from grader.tools import host
 
-CHEATS_DIR = Path(__file__).parent / "cheats"
-ISOLATION_CHEATS = sorted(p for p in CHEATS_DIR.glob("*.py") if p.stem.startswith(("judge_import_", "starve_")))
 UNIT = "l23_online_softmax"
-PAYLOAD_MARK = "DRIPSTONE-PAYLOAD-RAN"
-# The exercises of softmax.py, which every cheat replaces (as in test_batch_cheats.py).
-EXERCISES = ("online_softmax_state", "merge_online_states", "softmax_hbm_bytes", "softmax_fused", "softmax_online")
-
-
-def declarations(path: Path) -> dict[str, object]:
-    """The cheat's upper-case literals (ZERO: the exercises it attacks, which must score 0)."""
-    out: dict[str, object] = {}
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper():
-            with contextlib.suppress(ValueError):
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-    return out
-
-
-def build_cheat(path: Path, dest: Path) -> Path:
-    """The solution of the unit with the cheat appended to softmax.py (what test_batch_cheats.py grades)."""
-    shutil.copytree(REPO_ROOT / "solutions" / UNIT, dest / UNIT, ignore=shutil.ignore_patterns("__pycache__"))
-    module = dest / UNIT / "softmax.py"
-    module.write_text(module.read_text() + f"\n\n# ---- cheat {path.stem} ----\n{path.read_text()}")
-    return dest
 
 
 def _job(tmp_path: Path) -> sandbox.Job:
@@ -183,80 +155,3 @@ def _cpu_seconds(group: sandbox.StudentCgroup) -> float | None:
             if "usage_usec" in fields:
                 return int(fields["usage_usec"]) / 1e6
     return None
-
-
-# ---- one batch: the cheats of these two classes beside an honest student ---------------------------------
-
-
-@pytest.fixture(scope="module")
-def isolation_batch(tmp_path_factory):
-    try:
-        runtime = sandbox.probe()
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(f"no sandbox: {exc}")
-    if runtime.isolation is not sandbox.Isolation.BWRAP:
-        pytest.skip(f"needs the full sandbox here: {runtime.describe()}")
-    root = tmp_path_factory.mktemp("isolation")
-    subs, out = root / "submissions", root / "out"
-    subs.mkdir()
-    for cheat in ISOLATION_CHEATS:
-        build_cheat(cheat, subs / cheat.stem)
-    honest = shutil.copytree(REPO_ROOT / "solutions", subs / "honest", ignore=shutil.ignore_patterns("__pycache__"))
-    limits = sandbox.Limits(wall_s=900, call_timeout_s=10, memory=3 * 2**30)
-    report = batch.run_batch(batch.BatchOptions(subs, out, jobs=2, units=(UNIT,), exercises=EXERCISES, limits=limits))
-    alone = api.grade(honest, units=[UNIT], exercises=EXERCISES)
-    return {"out": out, "report": report, "alone": alone, "runtime": runtime}
-
-
-@pytest.mark.slow
-def test_there_are_three_cheats_of_each_class():
-    judge = [c for c in ISOLATION_CHEATS if c.stem.startswith("judge_import_")]
-    starve = [c for c in ISOLATION_CHEATS if c.stem.startswith("starve_")]
-    assert len(judge) >= 3 and len(starve) >= 3, [c.stem for c in ISOLATION_CHEATS]
-
-
-@pytest.mark.slow
-def test_no_learner_file_is_ever_run_by_a_judge_and_no_late_import(isolation_batch):
-    out = isolation_batch["out"]
-    for student in [c.stem for c in ISOLATION_CHEATS] + ["honest"]:
-        log = (out / student / "log.txt").read_text(errors="replace")
-        assert PAYLOAD_MARK not in log, f"{student}: a judge ran a learner's file:\n{log[-2000:]}"
-        late = [line for line in log.splitlines() if line.startswith(sandbox.LATE_IMPORT.split("{}")[0])]
-        assert not late, f"{student}: add these to sandbox.JUDGE_PRELOAD: {late}"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("cheat", ISOLATION_CHEATS, ids=lambda p: p.stem)
-def test_isolation_cheat_scores_nothing_on_what_it_attacks(isolation_batch, cheat):
-    decl = declarations(cheat)
-    data = json.loads((isolation_batch["out"] / cheat.stem / "results.json").read_text())
-    attacked = {t["name"]: t["score"] for t in data["tests"] if t["extra_data"]["exercise"] in decl["ZERO"]}
-    assert attacked and not any(attacked.values()), f"{cheat.stem} scored on what it attacks: {attacked}"
-
-
-@pytest.mark.slow
-def test_the_honest_student_scores_exactly_as_alone(isolation_batch):
-    data = json.loads((isolation_batch["out"] / "honest" / "results.json").read_text())
-    got = {t["name"]: t["score"] for t in data["tests"]}
-    alone = {f"{r.unit} · {r.exercise} · {r.tier} · {r.name}": r.score for r in isolation_batch["alone"].results
-             if r.status.value != "pending_gpu"}
-    assert got == alone, {n: (s, alone.get(n)) for n, s in got.items() if s != alone.get(n)}
-
-
-@pytest.mark.slow
-def test_nothing_of_a_student_outlives_the_batch(isolation_batch):
-    """No process of a job uid is left, and no student cgroup: checked for every slot no other batch holds now
-    (`make test` runs other batches beside this one; a slot's lock is what makes its uid and cgroup a job's)."""
-    cgroups = isolation_batch["runtime"].cgroups
-    checked = 0
-    for slot in range(batch.MAX_SLOTS):
-        with batch._first_free([str(slot)]) as free:
-            if free is None:
-                continue  # another batch's job holds it: its processes are that job's
-            checked += 1
-            left = subprocess.run(["ps", "-eo", "uid=,pid=,args="], capture_output=True, text=True).stdout
-            strays = [line for line in left.splitlines() if int(line.split()[0]) == host.UID_BASE + slot]
-            assert not strays, f"processes of job uid {host.UID_BASE + slot} outlived the batch: {strays[:5]}"
-            groups = [parent / f"slot{slot}" for parent in cgroups.parents if (parent / f"slot{slot}").exists()]
-            assert not groups, f"student cgroups left behind: {groups}"
-    assert checked, "every job slot is held by another batch: nothing could be checked"
