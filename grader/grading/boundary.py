@@ -254,7 +254,6 @@ def _ensure_worker() -> _Worker:
         _arena = mmap.mmap(-1, ARENA_BYTES)  # MAP_SHARED: the worker sees what the parent writes
     if _worker is not None:
         return _worker
-    _reap_dying()
     _refuse_fork_after_cuda()
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
@@ -509,28 +508,13 @@ def _reap(pid: int) -> str:
     return f"exit status {os.waitstatus_to_exitcode(status)}"
 
 
-_dying: set[int] = set()  # killed workers not yet reaped
-
-
 def _kill(pid: int) -> None:
-    """SIGKILL the worker and its group. Reaped later (:func:`_reap_dying`): a killed process runs no more code,
-    and tearing down its address space (~10 ms with torch loaded) then overlaps the next test."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    _dying.add(pid)
-    _reap_dying()
-
-
-def _reap_dying() -> None:
-    for pid in list(_dying):
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = pid
-        if done:
-            _dying.discard(pid)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _describe(exc: BaseException) -> _Raised:
