@@ -66,12 +66,14 @@ grade: env
 # (--dist loadfile): test_course.py grades the course in one of them (two runner processes of its own, see
 # grader/authoring/corpus.py) while the others run the rest, much of which waits (sandboxes, time limits, Ray).
 # TEST_JOBS=0: one process. The summary lists each unit's CPU seconds (python -m grader.tools.bench_course).
+# One OpenMP thread per process (as batch grading's sandbox does): the suite keeps both cores busy with processes,
+# and torch's second thread spinning between ops cost 20-35 % more CPU (measured on the course self-test).
 TEST_JOBS ?= 3
 
 test: env env-instructor
 	$(PY) -m grader stubs --check
 	$(PY) -m ruff check grader tests solutions kernels_ref
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile $(ARGS)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile $(ARGS)
 
 # Course authors. Refuses to overwrite a file edited since it was generated (exercises/<unit>/.stubs.json
 # records what was generated); FORCE=1 overwrites.
