@@ -107,6 +107,7 @@ WARM: dict[str, tuple[str, ...]] = {
     "numba": ("numba.cuda",),
 }
 _WARM_WHEN = {"triton": ("TRITON_INTERPRET", "1"), "numba": ("NUMBA_ENABLE_CUDASIM", "1")}
+WARM_MAX_BYTES = 2**20  # a learner file larger than this is not read for warming
 
 
 def warm(paths: Iterable[Path]) -> list[str]:
@@ -120,8 +121,10 @@ def warm(paths: Iterable[Path]) -> list[str]:
     for given in map(Path, paths):
         for path in sorted(given.glob("*.py")) if given.is_dir() else [given] if given.is_file() else []:
             try:
+                if path.stat().st_size > WARM_MAX_BYTES:  # not a module to read here: its grading says what it is
+                    continue
                 tree = ast.parse(path.read_bytes())
-            except (OSError, SyntaxError, ValueError):  # the grading of that file says what is wrong
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # its grading says what is wrong
                 continue
             for node in ast.walk(tree):
                 names = ([a.name for a in node.names] if isinstance(node, ast.Import)

@@ -272,6 +272,8 @@ def test_the_judge_warms_what_the_learner_modules_select_from_the_table_and_noth
     ledger.mkdir()
     (kernels / "k.py").write_text("import numba\nfrom triton import language as tl\nimport antigravity\nimport this\n")
     (kernels / "broken.py").write_text("def f(:\n")
+    (kernels / "deep.py").write_text("x = " + "(" * 100_000 + ")" * 100_000 + "\n")  # nested past the parser's limit
+    (ledger / "huge.py").write_text("import numba\n" + "#" * boundary.WARM_MAX_BYTES)  # not read: numba stays out
     (ledger / "l.py").write_text("import math\nfrom .helpers import x\n")
     code = f"""
 import json, sys
