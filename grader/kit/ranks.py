@@ -700,17 +700,15 @@ def _guard_dispatcher() -> list[Any]:
 
     lib = torch.library.Library("c10d", "IMPL")
     for full in torch._C._dispatch_get_all_op_names():
-        if not full.startswith("c10d::"):
-            continue
-        name, _, overload = full[len("c10d::"):].partition(".")
-        op = getattr(getattr(torch.ops.c10d, name), overload or "default", None)
-        if op is not None:
-            lib.impl(full[len("c10d::"):], _refusing_kernel(op), "Autograd")
-    for ns in ("_c10d_functional", "_c10d_functional_autograd"):
-        space = getattr(torch.ops, ns)
-        for full in torch._C._dispatch_get_all_op_names():
-            if full.startswith(ns + "::"):
-                name = full[len(ns) + 2:].partition(".")[0]
+        ns, _, qualified = full.partition("::")
+        name, _, overload = qualified.partition(".")
+        if ns == "c10d":
+            op = getattr(getattr(torch.ops.c10d, name), overload or "default", None)
+            if op is not None:
+                lib.impl(qualified, _refusing_kernel(op), "Autograd")
+        elif ns in ("_c10d_functional", "_c10d_functional_autograd"):
+            space = getattr(torch.ops, ns)
+            if not isinstance(vars(space).get(name), _RefusedPacket):  # one packet per name, its overloads below
                 setattr(space, name, _RefusedPacket(f"torch.ops.{ns}.{name}", getattr(space, name)))
     return [lib]  # kept alive while the checks run
 

@@ -108,17 +108,6 @@ def scores_by_name(report) -> dict[str, float]:
 
 
 @pytest.fixture(scope="module")
-def runtime() -> sandbox.Runtime:
-    try:
-        rt = sandbox.probe()
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(f"no sandbox: {exc}")
-    if rt.isolation is not sandbox.Isolation.BWRAP:
-        pytest.skip(f"the corpus needs the full sandbox here: {rt.describe()}")
-    return rt
-
-
-@pytest.fixture(scope="module")
 def local_service():
     """A service outside the sandbox the network cheat tries to reach."""
     server = socket.socket()
@@ -135,7 +124,7 @@ def local_service():
 
 
 @pytest.fixture(scope="module")
-def corpus_batch(tmp_path_factory, runtime, local_service):
+def corpus_batch(tmp_path_factory, bwrap_runtime, local_service):
     root = tmp_path_factory.mktemp("corpus")
     subs, out = root / "submissions", root / "out"
     subs.mkdir()
@@ -218,7 +207,7 @@ def test_no_learner_file_is_ever_run_by_a_judge_and_no_late_import(corpus_batch)
         assert not late, f"{student}: add these to sandbox.JUDGE_PRELOAD: {late}"
 
 
-def test_nothing_of_a_student_outlives_the_batch(corpus_batch, runtime):
+def test_nothing_of_a_student_outlives_the_batch(corpus_batch, bwrap_runtime):
     """No process of a job uid is left, and no student cgroup: checked for every slot no other batch holds now
     (`make test` runs other batches beside this one; a slot's lock is what makes its uid and cgroup a job's)."""
     checked = 0
@@ -230,7 +219,8 @@ def test_nothing_of_a_student_outlives_the_batch(corpus_batch, runtime):
             left = subprocess.run(["ps", "-eo", "uid=,pid=,args="], capture_output=True, text=True).stdout
             strays = [line for line in left.splitlines() if int(line.split()[0]) == host.UID_BASE + slot]
             assert not strays, f"processes of job uid {host.UID_BASE + slot} outlived the batch: {strays[:5]}"
-            groups = [parent / f"slot{slot}" for parent in runtime.cgroups.parents if (parent / f"slot{slot}").exists()]
+            parents = bwrap_runtime.cgroups.parents
+            groups = [parent / f"slot{slot}" for parent in parents if (parent / f"slot{slot}").exists()]
             assert not groups, f"student cgroups left behind: {groups}"
     assert checked, "every job slot is held by another batch: nothing could be checked"
 

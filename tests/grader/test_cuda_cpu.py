@@ -338,17 +338,13 @@ def test_cu_known_implementations_agree_with_their_numba_twins(unit, cu, twin):
 
 
 @pytest.mark.slow
-def test_batch_grading_runs_the_executor_inside_the_sandbox(tmp_path):
+def test_batch_grading_runs_the_executor_inside_the_sandbox(tmp_path, sandbox_runtime):
     """Batch grading: the .cu kernels compile (g++) and run in the student's sandbox; faults come back as messages."""
     import json
     import shutil
 
     from grader.instructor import batch, sandbox
 
-    try:
-        runtime = sandbox.probe()
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(f"no sandbox: {exc}")
     subs = tmp_path / "submissions"
     for student in ("honest", "tail_bug"):
         shutil.copytree(REPO / "solutions", subs / student, ignore=shutil.ignore_patterns("__pycache__"))
@@ -359,7 +355,7 @@ def test_batch_grading_runs_the_executor_inside_the_sandbox(tmp_path):
     tests = {s: {t["name"].rsplit(" · ", 1)[-1]: t for t in json.loads(
         (tmp_path / "out" / s / "results.json").read_text())["tests"]} for s in ("honest", "tail_bug")}
     small = "test_sgemm_cu_matches[100-70-45]"
-    assert tests["honest"][small]["status"] == "passed", (runtime.describe(), tests["honest"][small])
+    assert tests["honest"][small]["status"] == "passed", (sandbox_runtime.describe(), tests["honest"][small])
     out = tests["tail_bug"][small]["output"]
     assert tests["tail_bug"][small]["status"] == "failed" and "past its end" in out, out
     assert re.search(r"sgemm\.cu line 3[67] \(`[ab]_tile\[ty\]\[tx\] = [AB]\[", out), out  # the unchecked load

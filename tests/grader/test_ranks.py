@@ -299,19 +299,13 @@ def ring_all_reduce(tensor):
 
 
 @pytest.mark.slow
-def test_a_gloo_unit_is_batch_graded_in_the_sandbox_two_students_at_once(tmp_path):
+def test_a_gloo_unit_is_batch_graded_in_the_sandbox_two_students_at_once(tmp_path, bwrap_runtime):
     """l09's ring all-reduce graded by `batch --jobs 2` in bubblewrap: the ranks fork inside each student's sandbox
     (loopback TCP in its network namespace); a deadlocking ring and a collective bound before the fork score 0."""
     from grader import api
     from grader.authoring import known
-    from grader.instructor import batch, sandbox
+    from grader.instructor import batch
 
-    try:
-        runtime = sandbox.probe()
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(f"no sandbox: {exc}")
-    if runtime.isolation is not sandbox.Isolation.BWRAP:
-        pytest.skip(f"needs bubblewrap: {runtime.describe()}")
     unit, exercises = "l09_collectives", ("ring_all_reduce",)
     subs = tmp_path / "subs"
     shutil.copytree(REPO_ROOT / "solutions" / unit, subs / "honest" / unit)
