@@ -40,6 +40,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
+import gc
 import io
 import mmap
 import os
@@ -258,13 +259,19 @@ def _ensure_worker() -> _Worker:
     if _worker is not None:
         return _worker
     _refuse_fork_after_cuda()
+    judge = os.getpid()
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(req_w)
-        os.close(rep_r)
-        _serve(req_r, rep_w)
+    gc.freeze()  # the worker's collections leave the judge's objects alone: no copy of their pages in each worker
+    try:
+        pid = os.fork()
+        if pid == 0:
+            os.close(req_w)
+            os.close(rep_r)
+            _serve(req_r, rep_w)
+    finally:
+        if os.getpid() == judge:
+            gc.unfreeze()  # the judge collects its own garbage as before
     os.close(req_r)
     os.close(rep_w)
     with contextlib.suppress(OSError):

@@ -182,15 +182,38 @@ def _runs(cmd: Sequence[str]) -> bool:
     return subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
 
 
+PREBUILT = "prebuilt"  # in a staged repo: what every student's judge would otherwise build again (read-only)
+
+
 def stage_repo(dest: Path, units: Sequence[str], root: Path = REPO_ROOT) -> Path:
-    """A copy of what grading needs: grader/, the units' tests without known corpora, pyproject.toml."""
+    """A copy of what grading needs: grader/, the units' tests without known corpora, pyproject.toml, and
+    :data:`PREBUILT` (copied from ``root`` when a staged repo has it, else built here: see :func:`_prebuild`)."""
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "known_wrong", "known_right", ".hypothesis")
     shutil.copytree(root / "grader", dest / "grader", ignore=skip)
     for unit in units:
         shutil.copytree(root / "tests" / unit, dest / "tests" / unit, ignore=skip)
     shutil.copy2(root / "pyproject.toml", dest / "pyproject.toml")
+    if (root / PREBUILT).is_dir():
+        shutil.copytree(root / PREBUILT, dest / PREBUILT)
+    else:
+        _prebuild(dest / PREBUILT, units)
     _read_only(dest)
     return dest
+
+
+def _prebuild(dest: Path, units: Sequence[str]) -> None:
+    """The CUDA-on-CPU executor's runtime object, where a unit has .cu exercises and g++ is here: built once by the
+    instructor's process from the grader's own source, so no judge compiles it per student (a judge that finds
+    none compiles it itself, as before)."""
+    from grader.kernels import cuda_cpu
+
+    if not cuda_cpu.available() or not any(any((REPO_ROOT / "exercises" / u).glob("*.cu")) for u in units):
+        return
+    try:
+        cuda_cpu.prebuild(dest / "cuda_cpu")
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # each judge then compiles and reports it
+        print(f"grader: could not prebuild the CUDA-on-CPU runtime ({exc}); each student's grading builds it",
+              file=sys.stderr)
 
 
 def _read_only(tree: Path) -> None:
@@ -336,6 +359,8 @@ def _kill_strays_after_each_test() -> None:
 def _environment(
     repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str | None = None, own_uid: bool = True
 ) -> dict[str, str]:
+    from grader.kernels import cuda_cpu
+
     return {
         **({"CUDA_VISIBLE_DEVICES": gpu, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"} if gpu is not None else {}),
         "PATH": f"{sandbox_python().parent}:/usr/bin:/bin",
@@ -348,6 +373,7 @@ def _environment(
         "PYTHONHASHSEED": "0",
         "TRITON_INTERPRET": "1",
         "TRITON_CACHE_DIR": str(tmp / "triton"),
+        cuda_cpu.PREBUILT_ENV: str(repo / PREBUILT / "cuda_cpu"),
         "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp / "hypothesis"),
         "OMP_NUM_THREADS": "1",
         "DRIPSTONE_ISOLATE": "1",

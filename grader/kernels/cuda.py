@@ -4,7 +4,8 @@ Two kinds of CUDA exercise, two CPU tiers, one GPU tier:
 
 * **numba.cuda kernels** (``<module>.py``) run in numba's CUDA simulator on CPU
   (``NUMBA_ENABLE_CUDASIM=1``, set by the plugin before numba is imported). The simulator runs every
-  thread as a Python thread (about 0.6 s per 256-thread block): tests keep to a few blocks. Here its
+  thread as a Python thread (its block scheduler is replaced by an event-driven one, :func:`_event_driven_blocks`:
+  numba's polls every thread in a loop that holds the GIL; tests still keep to a few blocks). Here its
   memory accesses are traced (:func:`sim_traffic`): global bytes, the 32-byte sectors each warp
   request touches (coalescing) and the shared-memory bank conflicts of each warp request, grouped
   by the k-th access of each lane of a warp (exact for the non-divergent code these lessons teach).
@@ -538,7 +539,88 @@ def _install_sim_hooks() -> None:
     within.__getitem__, within.__setitem__ = traced_getitem, traced_setitem
     _wrap_shared(kernelapi.FakeCUDAShared)
     _wrap_launch(kernel.FakeCUDAKernel, kernel)
+    _event_driven_blocks(kernel)
     _sim_installed = True
+
+
+class _Block(threading.Condition):
+    """One simulated block's schedule: live threads, those waiting at the barrier, those that raised."""
+
+    def __init__(self, alive: int) -> None:
+        super().__init__()
+        self.alive, self.waiting, self.failed = alive, [], []
+
+    def ready(self) -> bool:  # what the block's manager waits for
+        return bool(self.failed) or self.alive == 0 or len(self.waiting) == self.alive
+
+
+def _event_driven_blocks(kernel_module) -> None:
+    """numba's ``BlockManager.run`` starts a block's threads, then polls every live thread in a loop (is it at
+    ``syncthreads``? did it raise? is it alive?) that holds the GIL the threads need: ~70 % of a simulated launch.
+    This one keeps its schedule and waits on a condition instead: a barrier opens when every live thread waits at
+    it (a thread that returned no longer counts, as in numba), the first exception aborts the block and is
+    raised; the threads, their ``syncthreads`` events and their ``abort`` flag are numba's."""
+    base = kernel_module.BlockThread
+
+    class Thread(base):
+        def __init__(self, f, manager, block_idx, thread_idx, debug, block: _Block) -> None:
+            super().__init__(f, manager, block_idx, thread_idx, debug)
+            self._block = block
+
+        def run(self) -> None:
+            try:
+                super().run()  # numba's: an exception is kept in self.exception
+            finally:
+                with self._block:
+                    self._block.alive -= 1
+                    if self.exception:
+                        self._block.failed.append(self)
+                    if self._block.ready():
+                        self._block.notify()
+
+        def syncthreads(self) -> None:
+            if self.abort:
+                raise RuntimeError("abort flag set on syncthreads call")
+            with self._block:
+                self.syncthreads_blocked = True
+                self._block.waiting.append(self)
+                if self._block.ready():
+                    self._block.notify()
+            self.syncthreads_event.wait()
+            self.syncthreads_event.clear()
+            if self.abort:
+                raise RuntimeError("abort flag set on syncthreads clear")
+
+    def run(self, grid_point, *args) -> None:
+        def target() -> None:
+            self._f(*args)
+
+        points = list(np.ndindex(*self._block_dim))
+        block = _Block(len(points))
+        threads = [Thread(target, self, grid_point, p, self._debug, block) for p in points]
+        for t in threads:
+            t.start()
+        with block:
+            while True:
+                block.wait_for(block.ready)
+                if block.failed:
+                    for t in threads:
+                        t.abort = True
+                        t.syncthreads_blocked = False
+                        t.syncthreads_event.set()
+                    failed = block.failed[0]
+                    raise failed.exception[0].with_traceback(failed.exception[1])
+                if block.alive == 0:
+                    break
+                released, block.waiting = block.waiting, []
+                for t in released:
+                    t.syncthreads_blocked = False
+                    t.syncthreads_event.set()
+        for t in threads:  # numba's final check (an exception set just before its thread ended)
+            if t.exception:
+                raise t.exception[0].with_traceback(t.exception[1])
+
+    kernel_module.BlockManager.run = run
 
 
 _alloc_lock = threading.Lock()

@@ -16,9 +16,17 @@ top half of an fp32), the operation runs in fp32, and a bf16 result is rounded t
 as a GPU does for one bf16 operation. fp16, fp32 and integer operations are not touched.
 :func:`install` checks that every method it wraps exists; tests/grader/test_interpreter_fixes.py
 holds each case above against torch, so a triton upgrade that changes them is noticed.
+
+One fix is for speed only: at every launch and at every call of a ``@triton.jit`` helper from a kernel
+(``tl.max``'s combine function in each program instance), the interpreter lists every member of ``tl``,
+``tl.tensor``, ``tl.math`` and ``tl.core`` with ``inspect.getmembers`` to find the builtins it redirects:
+about a third of a small kernel's launch. The builtins' names are listed once per package instead; each
+is still looked up and redirected as before.
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 import torch
@@ -128,6 +136,27 @@ def _wrap_reductions(reduce_cls, tl) -> None:
     reduce_cls.sum, reduce_cls.min_max = sum_, min_max
 
 
+def _list_builtins_once(interpreter, tl) -> None:
+    """``interpreter._patch_builtin`` with the names of each package's builtins listed once (see the module
+    docstring); the standard packages are listed here, before any launch, while nothing is redirected."""
+    names: dict[int, tuple[str, ...]] = {}
+
+    def builtin_names(pkg) -> tuple[str, ...]:
+        if id(pkg) not in names:
+            names[id(pkg)] = tuple(n for n, m in inspect.getmembers(pkg) if tl.core.is_builtin(m))
+        return names[id(pkg)]
+
+    def patch_builtin(pkg, builder, scope) -> None:
+        for name in builtin_names(pkg):
+            member = getattr(pkg, name, None)
+            if tl.core.is_builtin(member):  # already redirected (a helper called inside a launch): left as it is
+                interpreter._patch_attr(pkg, name, member, builder, scope)
+
+    for pkg in (tl, tl.core, tl.tensor, tl.math, tl.core.tensor_descriptor_base):
+        builtin_names(pkg)
+    interpreter._patch_builtin = patch_builtin
+
+
 def install() -> None:
     """Patch the interpreter once per process (idempotent)."""
     global _installed
@@ -139,9 +168,11 @@ def install() -> None:
 
     missing = [h for h in _BUILDER_HOOKS if not hasattr(interpreter.InterpreterBuilder, h)]
     missing += [h for h in ("sum", "min_max") if not hasattr(interpreter.ReduceOps, h)]
+    missing += [h for h in ("_patch_builtin", "_patch_attr") if not hasattr(interpreter, h)]
     if missing:
         raise RuntimeError(f"triton {triton.__version__}'s interpreter lacks {missing}: re-check "
                            "grader/kernels/interpreter_fixes.py against the pinned triton (requirements.txt)")
     _wrap_builder(interpreter.InterpreterBuilder, interpreter.TensorHandle, tl, interpreter._ir.ROUNDING_MODE.RTNE)
     _wrap_reductions(interpreter.ReduceOps, tl)
+    _list_builtins_once(interpreter, tl)
     _installed = True

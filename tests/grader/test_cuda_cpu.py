@@ -316,6 +316,33 @@ def test_compiles_are_cached_by_source(good):
     assert again.path == good.path and time.monotonic() - start < 2
 
 
+def test_a_batch_builds_the_runtime_once_and_its_judges_use_it(tmp_path, monkeypatch):
+    """Batch grading stages the executor's runtime object, compiled once, read-only, for every student's judge
+    (whose cache starts empty: it would compile the runtime for each student); a ledger unit stages none."""
+    import stat
+
+    from grader.instructor import sandbox
+
+    snapshot = sandbox.stage_repo(tmp_path / "snapshot", ["l23_online_softmax"])
+    student = sandbox.stage_repo(tmp_path / "student", ["l23_online_softmax"], root=snapshot)  # copied, not rebuilt
+    (built,) = (student / sandbox.PREBUILT / "cuda_cpu").glob("runtime-*/runtime.o")
+    assert built.read_bytes() == next((snapshot / sandbox.PREBUILT).rglob("runtime.o")).read_bytes()
+    assert built.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) == 0
+    assert not (sandbox.stage_repo(tmp_path / "ledger", ["l02_ai_math"]) / sandbox.PREBUILT).exists()
+
+    monkeypatch.setenv(cuda_cpu.CACHE_ENV, str(tmp_path / "empty_cache"))
+    monkeypatch.setenv(cuda_cpu.PREBUILT_ENV, str(student / sandbox.PREBUILT / "cuda_cpu"))
+    assert cuda_cpu._runtime_object() == built
+    src = 'extern "C" __global__ void twice(const float* x, float* y) { y[threadIdx.x] = 2.0f * x[threadIdx.x]; }\n'
+    runner = cuda_cpu.compile_cpu(src, "twice.cu", ["twice"])
+    x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    cuda_cpu.launch(runner, "twice", (1,), (32,), [x, y])
+    assert np.array_equal(y, 2 * x)
+    assert not list((tmp_path / "empty_cache").glob("runtime-*"))  # the prebuilt object was linked, none compiled
+    monkeypatch.setenv(cuda_cpu.PREBUILT_ENV, str(tmp_path / "nothing_here"))  # none there: compiled, as before
+    assert cuda_cpu._runtime_object().is_relative_to(tmp_path / "empty_cache")
+
+
 # Each .cu known implementation and its numba twin (the same kernel in numba.cuda, graded in numba's simulator)
 # get the same correctness verdict.
 TWINS = [

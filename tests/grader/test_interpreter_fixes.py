@@ -68,3 +68,46 @@ def test_fp16_is_left_alone():
     y = torch.ones(N, dtype=torch.float16)
     _bf16_ops[(1,)](x, y, out, red, N=N)
     assert torch.equal(out[:N], x + y) and torch.equal(out[N : 2 * N], x * y)
+
+
+@triton.jit
+def _helper_max(x):  # a jit helper called from a kernel: the interpreter redirects tl's builtins again here
+    return tl.max(x, 0)
+
+
+@triton.jit
+def _row_max(x_ptr, out_ptr, N: tl.constexpr):
+    row = tl.program_id(0)
+    tl.store(out_ptr + row, _helper_max(tl.load(x_ptr + row * N + tl.arange(0, N))))
+
+
+def test_builtins_listed_once_are_triton_s_own_and_restored_after_each_launch():
+    """The speed fix lists each package's builtins once: the same names the interpreter's own listing finds,
+    redirected during a launch (nested helpers included) and put back after it."""
+    import inspect
+
+    from triton.runtime import interpreter
+
+    pkgs = (tl, tl.core, tl.tensor, tl.math, tl.core.tensor_descriptor_base)
+    before = {id(p): {n: m for n, m in inspect.getmembers(p) if tl.core.is_builtin(m)} for p in pkgs}
+    assert all(before.values()) and "load" in before[id(tl)] and "exp" in before[id(tl.math)]
+    seen = {}
+    redirect = interpreter._patch_attr
+
+    def spy(obj, name, member, builder, scope):
+        seen.setdefault(id(obj), set()).add(name)
+        return redirect(obj, name, member, builder, scope)
+
+    interpreter._patch_attr = spy
+    try:
+        x = torch.randn(3, N)
+        out = torch.empty(3)
+        _row_max[(3,)](x, out, N=N)
+    finally:
+        interpreter._patch_attr = redirect
+    assert torch.equal(out, x.max(dim=1).values)
+    for p in pkgs:
+        if id(p) in seen:
+            assert seen[id(p)] == set(before[id(p)]), p
+        assert {n: m for n, m in inspect.getmembers(p) if tl.core.is_builtin(m)} == before[id(p)], p
+    assert id(tl) in seen and id(tl.tensor) in seen
