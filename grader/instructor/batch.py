@@ -527,8 +527,12 @@ class Plan:
 def _snapshot(options: BatchOptions, units: tuple[str, ...], tmp: Path) -> tuple[Path, list[dict[str, object]]]:
     from grader import api
 
-    snapshot = sandbox.stage_repo(tmp / "snapshot", units)
-    manifest = collect_manifest(snapshot, units, options.exercises, options.out / "manifest.json")
+    with ThreadPoolExecutor(max_workers=1) as pool:  # what every judge needs built is built while tests are collected
+        built = pool.submit(sandbox.prebuild, tmp / "prebuilt", units)
+        collected = sandbox.stage_repo(tmp / "collected", units, prebuilt=tmp / "nothing")
+        manifest = collect_manifest(collected, units, options.exercises, options.out / "manifest.json")
+        built.result()
+    snapshot = sandbox.stage_repo(tmp / "snapshot", units, root=collected, prebuilt=tmp / "prebuilt")
     if not manifest:
         raise api.GraderError(f"no grading tests in units {units}")
     return snapshot, manifest

@@ -185,26 +185,28 @@ def _runs(cmd: Sequence[str]) -> bool:
 PREBUILT = "prebuilt"  # in a staged repo: what every student's judge would otherwise build again (read-only)
 
 
-def stage_repo(dest: Path, units: Sequence[str], root: Path = REPO_ROOT) -> Path:
+def stage_repo(dest: Path, units: Sequence[str], root: Path = REPO_ROOT, *, prebuilt: Path | None = None) -> Path:
     """A copy of what grading needs: grader/, the units' tests without known corpora, pyproject.toml, and
-    :data:`PREBUILT` (copied from ``root`` when a staged repo has it, else built here: see :func:`_prebuild`)."""
+    :data:`PREBUILT`: copied from ``prebuilt`` where given (nothing if that folder does not exist), else from
+    ``root``'s own where it has one (a staged repo), else built here (:func:`prebuild`)."""
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "known_wrong", "known_right", ".hypothesis")
     shutil.copytree(root / "grader", dest / "grader", ignore=skip)
     for unit in units:
         shutil.copytree(root / "tests" / unit, dest / "tests" / unit, ignore=skip)
     shutil.copy2(root / "pyproject.toml", dest / "pyproject.toml")
-    if (root / PREBUILT).is_dir():
-        shutil.copytree(root / PREBUILT, dest / PREBUILT)
-    else:
-        _prebuild(dest / PREBUILT, units)
+    source = prebuilt if prebuilt is not None else root / PREBUILT
+    if source.is_dir():
+        shutil.copytree(source, dest / PREBUILT)
+    elif prebuilt is None:
+        prebuild(dest / PREBUILT, units)
     _read_only(dest)
     return dest
 
 
-def _prebuild(dest: Path, units: Sequence[str]) -> None:
-    """The CUDA-on-CPU executor's runtime object, where a unit has .cu exercises and g++ is here: built once by the
-    instructor's process from the grader's own source, so no judge compiles it per student (a judge that finds
-    none compiles it itself, as before)."""
+def prebuild(dest: Path, units: Sequence[str]) -> None:
+    """What every student's judge would otherwise build again, into ``dest``: the CUDA-on-CPU executor's runtime
+    object, where a unit has .cu exercises and g++ is here. Built by the instructor's process from the grader's own
+    source (a judge that finds none builds it itself, as before)."""
     from grader.kernels import cuda_cpu
 
     if not cuda_cpu.available() or not any(any((REPO_ROOT / "exercises" / u).glob("*.cu")) for u in units):
