@@ -126,7 +126,7 @@ class LearnerFunction:
         LAST_CALL[:] = [(self.name, args, kwargs)]
         # read by the judge before any of the submission's code runs (grader.kernels.audit)
         if self.kernel or self.audited:
-            audit.check(target.target_root() / self.unit, self.module, self.name)
+            audit.check(target.target_root() / self.unit, self.module, self.name, kernel=self.kernel)
         if not boundary.enabled():
             with timeout.limit(self.name):  # make grade: a call past --timeout fails its test (grading/timeout.py)
                 return self._call_here(*args, **kwargs)

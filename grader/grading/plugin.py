@@ -293,8 +293,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    """Run gpu_perf tests against learner kernels compiled for the GPU, others interpreted."""
+    """Run gpu_perf tests against learner kernels compiled for the GPU, others interpreted; the static audit of an
+    audited exercise first, here (the judge in batch grading), whatever runs the learner's code in the test."""
     try:
+        mark = item.get_closest_marker(GRADE_MARK)
+        if mark is not None and mark.kwargs.get("audit"):
+            from grader.kernels import audit
+
+            module, name, kernel = mark.kwargs["audit"]
+            audit.check(target.target_root() / mark.kwargs["unit"], module, name, kernel=kernel)
         with harness.gpu_mode(_is_gpu_perf(item)):
             return (yield)
     finally:

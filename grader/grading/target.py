@@ -87,6 +87,9 @@ def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -
         raise SubmissionError(
             f"{shown} line {exc.lineno}: syntax error: {exc.msg}; fix it and grade again"
         ) from None
+    except KeyboardInterrupt:  # Ctrl-C while the module loads: the learner's, not the module's (grading stops)
+        sys.modules.pop(name, None)
+        raise
     except BaseException as exc:  # anything at import time is the submission's fault
         sys.modules.pop(name, None)
         where = _last_frame_in(path, exc)

@@ -29,6 +29,11 @@ taints every function of the file and of the files importing it. A kernel exerci
 finding scores 0 with the finding in its message; exercises the finding does not reach are graded
 as usual. The same audit runs in ``make grade``, so a learner sees the message before submitting.
 
+The same holds for the exercises run on several gloo ranks (``learner(..., audited=True)``: the ring
+collectives, the DDP reducer, the sharded optimizer, tensor parallelism): what their tests compare, the
+values and the communication log, is measured in the ranks, which run the learner's code. The plugin audits
+every test of an audited or kernel exercise in the judge before the test runs, whatever runs the code.
+
 The audit closes the known ways around the in-process checks; it does not make Python a sandbox
 (see grader/BATCH.md, residual risks). Ledger exercises need none of it: their results are compared
 in the judge, where the submission's code never runs.
@@ -152,7 +157,7 @@ LOADERS = frozenset({"torch.load", "torch.serialization.load", "numpy.load"})
 TRITON_JIT = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
 _FORMAT_ATTR = re.compile(r"\{[^{}]*(\.\s*_|\[\s*['\"]?_)")  # "{0._C}".format(torch): attribute access by string
 SELF_NAMES = frozenset({"self", "cls"})
-NOT_NEEDED = "reflection, process internals or the grader: not needed by a kernel"
+NOT_NEEDED = "reflection, process internals or the grader: not needed by a graded kernel or rank"
 MACHINERY = "the machinery the grader's kernel checks live in"
 # ``from grader.constants import GPUS``, ``from grader.validate import check_int``: the course's shared
 # tables and input checks, which every unit's provided code uses.
@@ -160,7 +165,7 @@ ALLOWED_FROM = frozenset({"grader.constants", "grader.validate"})
 
 
 class TamperingRefused(AssertionError):
-    """A kernel exercise reaches code that could switch off the grader's checks."""
+    """An audited exercise reaches code that could switch off the grader's checks."""
 
 
 @dataclass(frozen=True)
@@ -653,12 +658,15 @@ def findings_for(unit_dir: Path, module: str, name: str) -> list[Finding]:
     return tainted.get("*") or tainted.get(name, [])
 
 
-def check(unit_dir: Path, module: str, name: str) -> None:
-    """Raise TamperingRefused when a finding reaches the kernel exercise ``module.name``."""
+def check(unit_dir: Path, module: str, name: str, *, kernel: bool = True) -> None:
+    """Raise TamperingRefused when a finding reaches the exercise ``module.name`` (a kernel, or another exercise
+    whose checks run beside the learner's code: ``kernel=False``)."""
     found = findings_for(unit_dir, module, name)
     if found:
         shown = "; ".join(f.describe() for f in found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
+        what, needs = (("a kernel exercise", "a kernel needs only triton, torch allocation and arithmetic") if kernel
+                       else ("this exercise", "it needs no reflection, process internals or the grader's machinery"))
         raise TamperingRefused(
-            f"{name} reaches code a kernel exercise may not use (it could switch off the grader's checks): "
-            f"{shown}. Remove it: a kernel needs only triton, torch allocation and arithmetic"
+            f"{name} reaches code {what} may not use (it could switch off the grader's checks): "
+            f"{shown}. Remove it: {needs}"
         )

@@ -16,7 +16,8 @@ import pytest
 from grader.grading.results import Tier
 
 MARK = "grade"
-MARK_HELP = "grade(exercise=, unit=, tier=, points=, hint=, validation=): what a grading test grades (grader.kit.grade)"
+MARK_HELP = ("grade(exercise=, unit=, tier=, points=, hint=, validation=, audit=): what a grading test grades "
+             "(grader.kit.grade)")
 
 
 class Exercise(Protocol):
@@ -73,6 +74,9 @@ def grade(
         raise ValueError(f"grade({name}): points must be a number > 0, got {points!r}")
     if validation and tier is not Tier.CORRECTNESS:
         raise ValueError(f"grade({name}): validation=True is for correctness tests, not {tier.value}")
+    audited = getattr(exercise, "kernel", False) is True or getattr(exercise, "audited", False) is True
+    audit = (exercise.module, name, getattr(exercise, "kernel", False) is True) if audited else None  # type: ignore[attr-defined]
     return getattr(pytest.mark, MARK)(
-        exercise=name, unit=unit, tier=tier.value, points=float(points), hint=hint, validation=bool(validation)
+        exercise=name, unit=unit, tier=tier.value, points=float(points), hint=hint, validation=bool(validation),
+        audit=audit,
     )

@@ -189,8 +189,28 @@ def course_files() -> list[Path]:
              if (p.parent.name, p.stem) in audited]
     files += list((REPO_ROOT / "kernels_ref").rglob("*.py"))
     files += [p for p in (REPO_ROOT / "tests").glob("*/known_*/*.py")
-              if (p.parent.parent.name, known.read(p).module) in audited]
+              if (p.parent.parent.name, known.read(p).module) in audited and not p.stem.startswith(TAMPER)]
     return sorted(files)
+
+
+TAMPER = "tamper_"  # a known-wrong file that tampers with the grader's checks: the audit must refuse it
+
+
+def test_every_tampering_known_wrong_is_refused_by_the_audit_on_what_it_attacks(tmp_path):
+    """The known-wrong files named tamper_* (left out of the no-false-alarm test below) each have a finding on every
+    exercise they declare rejected, as a submission (the solution with the file appended): the audit stops them,
+    they do not merely fail. Among them, a class's methods (the DDP reducer) and each way in: sys.modules, a
+    function's __globals__, the grader's own public API."""
+    tampering = sorted((REPO_ROOT / "tests").glob(f"*/known_wrong/{TAMPER}*.py"))
+    assert len(tampering) >= 4, tampering
+    for path in tampering:
+        impl = known.read(path)
+        folder = tmp_path / path.stem
+        folder.mkdir()
+        solution = (REPO_ROOT / "solutions" / impl.unit / f"{impl.module}.py").read_text()
+        (folder / f"{impl.module}.py").write_text(solution + "\n\n" + path.read_text())
+        for exercise in impl.rejected_by:
+            assert audit.findings_for(folder, impl.module, exercise), f"{path.name}: no finding on {exercise}"
 
 
 def test_the_course_own_code_passes_the_audit():

@@ -27,9 +27,9 @@ UNIT = "l09_collectives"
 ring_chunks = learner(UNIT, "ring", "ring_chunks")
 ring_schedule = learner(UNIT, "ring", "ring_schedule")
 ring_bytes_sent = learner(UNIT, "ring", "ring_bytes_sent")
-ring_reduce_scatter = learner(UNIT, "ring", "ring_reduce_scatter")
-ring_all_gather = learner(UNIT, "ring", "ring_all_gather")
-ring_all_reduce = learner(UNIT, "ring", "ring_all_reduce")
+ring_reduce_scatter = learner(UNIT, "ring", "ring_reduce_scatter", audited=True)
+ring_all_gather = learner(UNIT, "ring", "ring_all_gather", audited=True)
+ring_all_reduce = learner(UNIT, "ring", "ring_all_reduce", audited=True)
 
 WORLDS = (2, 3, 4)
 F64, F32 = torch.float64, torch.float32

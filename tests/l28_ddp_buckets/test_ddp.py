@@ -13,7 +13,7 @@ from grader.kit import assert_exact, assert_number, assert_rejects, assert_rejec
 UNIT = "l28_ddp_buckets"
 assign_buckets = learner(UNIT, "ddp", "assign_buckets")
 ddp_backward_timeline = learner(UNIT, "ddp", "ddp_backward_timeline")
-BucketedReducer = learner(UNIT, "ddp", "BucketedReducer")
+BucketedReducer = learner(UNIT, "ddp", "BucketedReducer", audited=True)
 
 MiB = 1 << 20
 L19 = [1 * MiB, 5 * MiB, 1 * MiB, 8 * MiB, 1 * MiB, 6 * MiB]  # lecture 19 §2.3, parameters 0..5

@@ -11,11 +11,11 @@ from grader.kit import assert_rejects_all, grade, learner
 
 UNIT = "l30_model_parallel"
 shard_linear = learner(UNIT, "tensor_parallel", "shard_linear")
-copy_to_tp = learner(UNIT, "tensor_parallel", "copy_to_tp")
-reduce_from_tp = learner(UNIT, "tensor_parallel", "reduce_from_tp")
-column_parallel_linear = learner(UNIT, "tensor_parallel", "column_parallel_linear")
-row_parallel_linear = learner(UNIT, "tensor_parallel", "row_parallel_linear")
-tp_mlp = learner(UNIT, "tensor_parallel", "tp_mlp")
+copy_to_tp = learner(UNIT, "tensor_parallel", "copy_to_tp", audited=True)
+reduce_from_tp = learner(UNIT, "tensor_parallel", "reduce_from_tp", audited=True)
+column_parallel_linear = learner(UNIT, "tensor_parallel", "column_parallel_linear", audited=True)
+row_parallel_linear = learner(UNIT, "tensor_parallel", "row_parallel_linear", audited=True)
+tp_mlp = learner(UNIT, "tensor_parallel", "tp_mlp", audited=True)
 
 B, S, H, FFN = 2, 4, 8, 16  # lecture 30 lab 6.1's sizes
 TOL = dict(rtol=1e-12, atol=1e-12)

@@ -6,10 +6,7 @@ REJECTED_BY = {"BucketedReducer": ["correctness"]}
 _RightReducer = BucketedReducer
 
 
-class _Sum:
-    def __getattr__(self, name):
-        return getattr(dist, name)
-
+class _Sum:  # finish() asks torch.distributed only for the world size
     @staticmethod
     def get_world_size():
         return 1

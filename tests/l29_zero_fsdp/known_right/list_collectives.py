@@ -4,9 +4,18 @@ MODULE = "sharded_adam"
 ACCEPTED = ["ShardedAdam"]
 
 
-class _ListCollectives:
-    def __getattr__(self, name):
-        return getattr(torch.distributed, name)
+class _ListCollectives:  # torch.distributed looked up at each call: the ranks wrap it after the fork
+    @staticmethod
+    def get_rank():
+        return torch.distributed.get_rank()
+
+    @staticmethod
+    def get_world_size():
+        return torch.distributed.get_world_size()
+
+    @staticmethod
+    def all_reduce(*args, **kwargs):
+        return torch.distributed.all_reduce(*args, **kwargs)
 
     @staticmethod
     def reduce_scatter_single(output, input):

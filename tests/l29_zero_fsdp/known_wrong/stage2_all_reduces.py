@@ -5,9 +5,22 @@ MODULE = "sharded_adam"
 REJECTED_BY = {"ShardedAdam": ["efficiency"]}
 
 
-class _AllReduceThenSlice:
-    def __getattr__(self, name):
-        return getattr(torch.distributed, name)
+class _AllReduceThenSlice:  # torch.distributed looked up at each call: the ranks wrap it after the fork
+    @staticmethod
+    def get_rank():
+        return torch.distributed.get_rank()
+
+    @staticmethod
+    def get_world_size():
+        return torch.distributed.get_world_size()
+
+    @staticmethod
+    def all_reduce(*args, **kwargs):
+        return torch.distributed.all_reduce(*args, **kwargs)
+
+    @staticmethod
+    def all_gather_single(*args, **kwargs):
+        return torch.distributed.all_gather_single(*args, **kwargs)
 
     @staticmethod
     def reduce_scatter_single(output, input):
