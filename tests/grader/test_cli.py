@@ -198,7 +198,12 @@ def test_ctrl_c_prints_the_scoreboard_of_what_was_graded(tmp_path):
             time.sleep(0.2)
         time.sleep(5)  # bank_conflict_degree, graded last, loops forever: grading hangs there
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
-        out, err = proc.communicate(timeout=180)  # a loaded machine: printing the scoreboard can take a while
+        try:
+            out, err = proc.communicate(timeout=180)  # a loaded machine: printing the scoreboard can take a while
+        except subprocess.TimeoutExpired:  # say where it hangs: each process of the group and what it waits in
+            ps = subprocess.run(["ps", "-o", "pid,ppid,stat,wchan:24,etime,args", "-g", str(proc.pid)],
+                                capture_output=True, text=True).stdout
+            pytest.fail(f"grade did not exit within 180 s of Ctrl-C; its processes:\n{ps}")
     finally:  # a failed test must not leave the endless loop spinning
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
