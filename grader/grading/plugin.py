@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, settings
 from grader.grading import boundary, failures, harness, target, timeout
 from grader.grading.command import CASE_OPTION, EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION
 from grader.grading.results import Status, TestResult, Tier
-from grader.kernels import cuda, perf
+from grader.kernels import audit, cuda, perf
 from grader.kit.marks import MARK as GRADE_MARK
 from grader.kit.marks import MARK_HELP, CudaKernel
 
@@ -298,8 +298,6 @@ def pytest_runtest_call(item: pytest.Item):
     try:
         mark = item.get_closest_marker(GRADE_MARK)
         if mark is not None and mark.kwargs.get("audit"):
-            from grader.kernels import audit
-
             module, name, kernel = mark.kwargs["audit"]
             audit.check(target.target_root() / mark.kwargs["unit"], module, name, kernel=kernel)
         with harness.gpu_mode(_is_gpu_perf(item)):

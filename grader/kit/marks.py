@@ -74,8 +74,9 @@ def grade(
         raise ValueError(f"grade({name}): points must be a number > 0, got {points!r}")
     if validation and tier is not Tier.CORRECTNESS:
         raise ValueError(f"grade({name}): validation=True is for correctness tests, not {tier.value}")
-    audited = getattr(exercise, "kernel", False) is True or getattr(exercise, "audited", False) is True
-    audit = (exercise.module, name, getattr(exercise, "kernel", False) is True) if audited else None  # type: ignore[attr-defined]
+    kernel = getattr(exercise, "kernel", None) is True  # a CudaKernel's `kernel` is a name: not audited (C++)
+    audited = kernel or getattr(exercise, "audited", None) is True
+    audit = (exercise.module, name, kernel) if audited else None  # type: ignore[attr-defined]
     return getattr(pytest.mark, MARK)(
         exercise=name, unit=unit, tier=tier.value, points=float(points), hint=hint, validation=bool(validation),
         audit=audit,

@@ -4,18 +4,10 @@ MODULE = "sharded_adam"
 ACCEPTED = ["ShardedAdam"]
 
 
-class _ListCollectives:  # torch.distributed looked up at each call: the ranks wrap it after the fork
-    @staticmethod
-    def get_rank():
-        return torch.distributed.get_rank()
-
-    @staticmethod
-    def get_world_size():
-        return torch.distributed.get_world_size()
-
-    @staticmethod
-    def all_reduce(*args, **kwargs):
-        return torch.distributed.all_reduce(*args, **kwargs)
+class _ListCollectives:
+    def __init__(self, real):  # torch.distributed's functions as the ranks wrapped them, read in step()
+        self.get_rank, self.get_world_size, self.all_reduce = (
+            real.get_rank, real.get_world_size, real.all_reduce)
 
     @staticmethod
     def reduce_scatter_single(output, input):
@@ -34,7 +26,7 @@ _RightShardedAdam = ShardedAdam
 class ShardedAdam(_RightShardedAdam):
     def step(self):
         global dist
-        real, dist = dist, _ListCollectives()
+        real, dist = dist, _ListCollectives(dist)
         try:
             super().step()
         finally:

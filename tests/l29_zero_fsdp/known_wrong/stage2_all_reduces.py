@@ -5,22 +5,10 @@ MODULE = "sharded_adam"
 REJECTED_BY = {"ShardedAdam": ["efficiency"]}
 
 
-class _AllReduceThenSlice:  # torch.distributed looked up at each call: the ranks wrap it after the fork
-    @staticmethod
-    def get_rank():
-        return torch.distributed.get_rank()
-
-    @staticmethod
-    def get_world_size():
-        return torch.distributed.get_world_size()
-
-    @staticmethod
-    def all_reduce(*args, **kwargs):
-        return torch.distributed.all_reduce(*args, **kwargs)
-
-    @staticmethod
-    def all_gather_single(*args, **kwargs):
-        return torch.distributed.all_gather_single(*args, **kwargs)
+class _AllReduceThenSlice:
+    def __init__(self, real):  # torch.distributed's functions as the ranks wrapped them, read in step()
+        self.get_rank, self.get_world_size, self.all_reduce, self.all_gather_single = (
+            real.get_rank, real.get_world_size, real.all_reduce, real.all_gather_single)
 
     @staticmethod
     def reduce_scatter_single(output, input):
@@ -36,7 +24,7 @@ _RightShardedAdam = ShardedAdam
 class ShardedAdam(_RightShardedAdam):
     def step(self):
         global dist
-        real, dist = dist, _AllReduceThenSlice()
+        real, dist = dist, _AllReduceThenSlice(dist)
         try:
             super().step()
         finally:
