@@ -609,15 +609,21 @@ class StudentCgroup:
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.02)
 
-    def remove(self) -> None:
+    def remove(self, wait_s: float = 60.0) -> None:
+        """The group's folders removed; a process still in it (a killed one leaves once the kernel has freed its
+        memory, which takes a while for gigabytes on a loaded machine) is killed again until the folder goes."""
+        deadline = time.monotonic() + wait_s
         for folder in self.folders:
-            for _ in range(100):  # a killed process leaves its group once it is reaped
+            while True:
                 try:
                     folder.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
+                    if time.monotonic() >= deadline:
+                        break
+                    self.kill(wait_s=0.05)
                     time.sleep(0.05)
 
     def memory_peak(self) -> int | None:
