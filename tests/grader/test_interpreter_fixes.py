@@ -111,3 +111,46 @@ def test_builtins_listed_once_are_triton_s_own_and_restored_after_each_launch():
             assert seen[id(p)] == set(before[id(p)]), p
         assert {n: m for n, m in inspect.getmembers(p) if tl.core.is_builtin(m)} == before[id(p)], p
     assert id(tl) in seen and id(tl.tensor) in seen
+
+
+@triton.jit
+def _scale_int32(x_ptr, out_ptr, k, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(out_ptr + i, tl.load(x_ptr + i) * k)
+
+
+def test_int32_overflow_check_runs_only_where_its_assert_would():
+    """Skipping the check changes nothing observable: with debug off (the interpreter's only setting) int32
+    products wrap, as the check's discarded assert let them before and as a GPU does; with debug on the check
+    still raises."""
+    import dataclasses
+
+    from triton.runtime import interpreter
+
+    x = torch.tensor([1, 2, 3, 2**20] * (N // 4), dtype=torch.int32)
+    out = torch.empty_like(x)
+    semantic, builder = interpreter.interpreter_semantic, interpreter.interpreter_builder
+    asserts = []
+    original_assert = semantic.device_assert
+    semantic.device_assert = lambda *a, **k: asserts.append(a) or original_assert(*a, **k)
+    try:
+        _scale_int32[(1,)](x, out, 2**12, N=N)
+    finally:
+        del semantic.device_assert
+    assert not asserts, f"the overflow check ran {len(asserts)} time(s) with debug off: its assert is skipped anyway"
+    assert torch.equal(out, (x.long() * 2**12).to(torch.int32)), "int32 products must wrap as on the GPU"
+    assert out[3] == 0, "2**20 * 2**12 wraps to 0 in int32"
+    options = builder.options
+    assert not options.debug, "the interpreter's options changed: re-check _skip_discarded_overflow_checks"
+    builder.options = dataclasses.replace(options, debug=True)
+    try:
+        raised = None
+        try:
+            _scale_int32[(1,)](x, out, 2**12, N=N)
+        except Exception as exc:  # the interpreter wraps the kernel's AssertionError
+            raised = exc
+        assert raised is not None and "overflow detected" in repr(raised), f"debug on, no overflow error: {raised!r}"
+        _scale_int32[(1,)](x, out, 2, N=N)  # no overflow: no error with the check on
+        assert torch.equal(out, x * 2)
+    finally:
+        builder.options = options
