@@ -103,9 +103,9 @@ def enabled() -> bool:
 # row, never a module name. Triton's and numba's rows only where they run on the CPU (interpreter, simulator).
 WARM: dict[str, tuple[str, ...]] = {
     "": ("grader.validate",),
-    "triton": ("grader.kernels.interpreter_fixes", "numpy.ma", "triton.compiler.code_generator",
+    "triton": ("grader.kernels.interpreter_fixes", "grader.kernels.guard", "numpy.ma", "triton.compiler.code_generator",
                "triton.experimental.gluon", "triton.language.extra.libdevice"),
-    "numba": ("numba.cuda",),
+    "numba": ("numba.cuda", "grader.kernels.guard"),
 }
 _WARM_WHEN = {"triton": ("TRITON_INTERPRET", "1"), "numba": ("NUMBA_ENABLE_CUDASIM", "1")}
 WARM_MAX_BYTES = 2**20  # a learner file larger than this is not read for warming
