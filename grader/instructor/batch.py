@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -374,7 +374,7 @@ def grade_student(student: Student, plan: Plan, limits: sandbox.Limits) -> Stude
     ``plan.snapshot`` is the batch's copy of the grader and tests (every student gets the same
     tests, even if the repository changes during the batch); each student gets a fresh copy of it.
     """
-    manifest, runtime = plan.manifest, plan.runtime
+    runtime = plan.runtime
     with tempfile.TemporaryDirectory(prefix="dripstone-job-") as tmp, job_slot() as slot, gpu_lease(limits) as gpu:
         work = Path(tmp)
         work.chmod(0o711)
@@ -402,7 +402,7 @@ def grade_student(student: Student, plan: Plan, limits: sandbox.Limits) -> Stude
             gpu,
         )
         outcome = sandbox.run(job, runtime, limits)
-        results, problems = validate(manifest, job.report.read_text(errors="replace"), _ended(outcome, limits))
+        results, problems = validate(plan.tests(), job.report.read_text(errors="replace"), _ended(outcome, limits))
         log = _read_capped(job.log)
     if reason:
         return refused(student, plan, reason, results)
@@ -418,7 +418,7 @@ def refused(student: Student, plan: Plan, reason: str, empty: Sequence[TestResul
     pending = {r.nodeid for r in empty if r.status is Status.PENDING_GPU}
     message = reason if reason.startswith(NO_UNIT) else f"submission refused: {reason}"
     results = [next(r for r in empty if r.nodeid == e["nodeid"]) if e["nodeid"] in pending else _zero(e, message)
-               for e in plan.manifest]
+               for e in plan.tests()]
     return _output(student, results, [message], plan.runtime, 0.0, "")
 
 
@@ -520,33 +520,59 @@ class Plan:
     snapshot: Path
     units: tuple[str, ...]
     exercises: tuple[str, ...]
-    manifest: list[dict[str, object]]
+    manifest: list[dict[str, object]]  # empty while ``collecting``
     runtime: sandbox.Runtime
+    collecting: Future[list[dict[str, object]]] | None = None  # local backend: collected while students run
+
+    def tests(self) -> list[dict[str, object]]:
+        """The manifest; where it is still being collected, once it is (a failed collection raises here)."""
+        return self.collecting.result() if self.collecting is not None else self.manifest
 
 
-def _snapshot(options: BatchOptions, units: tuple[str, ...], tmp: Path) -> tuple[Path, list[dict[str, object]]]:
+def _collect(options: BatchOptions, units: tuple[str, ...], collected: Path) -> list[dict[str, object]]:
     from grader import api
 
-    with ThreadPoolExecutor(max_workers=1) as pool:  # what every judge needs built is built while tests are collected
-        built = pool.submit(sandbox.prebuild, tmp / "prebuilt", units)
-        collected = sandbox.stage_repo(tmp / "collected", units, prebuilt=tmp / "nothing")
-        manifest = collect_manifest(collected, units, options.exercises, options.out / "manifest.json")
-        built.result()
-    snapshot = sandbox.stage_repo(tmp / "snapshot", units, root=collected, prebuilt=tmp / "prebuilt")
+    manifest = collect_manifest(collected, units, options.exercises, options.out / "manifest.json")
     if not manifest:
         raise api.GraderError(f"no grading tests in units {units}")
-    return snapshot, manifest
+    return manifest
+
+
+def _start(
+    options: BatchOptions, units: tuple[str, ...], tmp: Path, bg: ThreadPoolExecutor
+) -> tuple[Future[Path], Future[list[dict[str, object]]]]:
+    """(the snapshot every judge copies, the manifest), both made in ``bg``: the snapshot holds what every judge
+    would otherwise build (:func:`sandbox.prebuild`); the tests are collected from the same staged files. Nothing
+    of a student is needed for either, so students are graded as soon as the snapshot is there, and each is
+    validated once the manifest is (the collection, ~2.5 s of CPU, runs beside the first students)."""
+    collected = sandbox.stage_repo(tmp / "collected", units, prebuilt=tmp / "nothing")
+    manifest = bg.submit(_collect, options, units, collected)
+
+    def snapshot() -> Path:
+        sandbox.prebuild(tmp / "prebuilt", units)
+        return sandbox.stage_repo(tmp / "snapshot", units, root=collected, prebuilt=tmp / "prebuilt")
+
+    return bg.submit(snapshot), manifest
 
 
 Runner = Callable[[Plan, BatchOptions, Callable[[StudentOutput], None]], None]
 
 
 def run_local(plan: Plan, options: BatchOptions, done: Callable[[StudentOutput], None]) -> None:
-    """``--jobs`` students at a time in threads; each thread waits on its sandboxed process."""
+    """``--jobs`` students at a time in threads; each thread waits on its sandboxed process. Where the manifest
+    is still being collected (``plan.collecting``), a failed collection stops the batch at once: the students
+    running finish, no other starts, nothing is recorded."""
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
         futures = [pool.submit(grade_student, s, plan, options.limits) for s in plan.pending]
-        for future in as_completed(futures):
-            done(future.result())
+        try:
+            for future in as_completed([*futures, *filter(None, [plan.collecting])]):
+                if future is plan.collecting:
+                    future.result()
+                else:
+                    done(future.result())
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] = lambda *_: None) -> BatchReport:
@@ -576,8 +602,8 @@ def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int
         raise BatchError("--gpus: no GPU is visible here (no /dev/nvidia<N>, or CUDA_VISIBLE_DEVICES is empty); "
                          "grade on a GPU machine, or drop --gpus (the gpu_perf tier is then pending GPU)")
     options.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="dripstone-batch-") as tmp, ThreadPoolExecutor(max_workers=1) as bg:
-        staged = bg.submit(_snapshot, options, units, Path(tmp))  # collected while the sandbox is probed (~2 s)
+    with tempfile.TemporaryDirectory(prefix="dripstone-batch-") as tmp, ThreadPoolExecutor(max_workers=2) as bg:
+        snapshot, manifest = _start(options, units, Path(tmp), bg)  # made while the sandbox is probed (~2 s)
         runtime = sandbox.probe()
         finished = read_ledger(options.out)
         pending = [s for s in students if s.name not in finished]
@@ -593,8 +619,11 @@ def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int
             from grader.instructor import batch_ray
 
             runner = batch_ray.run_ray
-        snapshot, manifest = staged.result()
-        runner(Plan(tuple(pending), snapshot, units, options.exercises, manifest, runtime), options, done)
+        if runner is run_local:
+            plan = Plan(tuple(pending), snapshot.result(), units, options.exercises, [], runtime, collecting=manifest)
+        else:  # the manifest travels with each task
+            plan = Plan(tuple(pending), snapshot.result(), units, options.exercises, manifest.result(), runtime)
+        runner(plan, options, done)
     graded = [finished[s.name] for s in students if s.name in finished]
     write_grades_csv(options.out, graded, units)
     summary = {

@@ -610,6 +610,77 @@ def test_a_refused_submission_is_scored_out_of_the_same_maximum_as_everyone():
     assert out.graded.problems == ("submission refused: more than 2000 entries",)
 
 
+# ---- the batch's start: students graded while the tests are collected (issue 20) -------------------------------
+
+
+def _pipelined_batch(tmp_path, monkeypatch, n: int, collect):
+    """``n`` students of UNIT through ``run_batch`` with the sandbox run, probe and prebuild replaced: each run
+    reports full marks on MANIFEST; ``collect()`` stands for the manifest's collection. The runs started, in order."""
+    subs = tmp_path / "subs"
+    for i in range(n):
+        (subs / f"s{i}" / UNIT).mkdir(parents=True)
+    runs = []
+    runtime = sandbox.Runtime(Path(sys.executable), sandbox.Isolation.RLIMITS)
+
+    def run(job, runtime, limits):
+        runs.append(job.student)
+        job.report.write_text("\n".join(result(str(e["nodeid"]), str(e["tier"]), float(e["points"]),
+                                               float(e["points"])).to_json() for e in MANIFEST))
+        job.log.write_text("graded\n")
+        return sandbox.Outcome(0, False, 0.1)
+
+    monkeypatch.setattr(sandbox, "run", run)
+    monkeypatch.setattr(sandbox, "probe", lambda: runtime)
+    monkeypatch.setattr(sandbox, "prebuild", lambda dest, units: None)
+    monkeypatch.setattr(batch, "collect_manifest", lambda *args: collect())
+    return subs, runs
+
+
+def test_students_are_graded_while_the_tests_are_collected_and_validated_once_they_are(tmp_path, monkeypatch):
+    import threading
+
+    first_run_started = threading.Event()
+
+    def collect():
+        assert first_run_started.wait(60), "no student was graded while the tests were collected"
+        return MANIFEST
+
+    subs, runs = _pipelined_batch(tmp_path, monkeypatch, 3, collect)
+    real_run = sandbox.run
+    monkeypatch.setattr(sandbox, "run", lambda *a: (first_run_started.set(), real_run(*a))[1])
+    report = batch.run_batch(batch.BatchOptions(subs, tmp_path / "out", jobs=1, units=(UNIT,)))
+    assert runs == ["s0", "s1", "s2"]
+    assert [(g.student, g.score, g.max_score, g.problems) for g in report.graded] == [
+        (f"s{i}", 7.0, 7.0, ()) for i in range(3)]
+
+
+def test_a_failed_collection_stops_the_batch_and_records_nothing(tmp_path, monkeypatch):
+    """The first student's run is under way when the collection fails: it finishes, no other starts, nothing is
+    recorded (a resume grades everyone), and the error is the collection's."""
+    import threading
+
+    started = threading.Event()
+
+    def collect():
+        assert started.wait(60)
+        raise batch.BatchError("collecting the grading tests failed: (a broken test module)")
+
+    subs, runs = _pipelined_batch(tmp_path, monkeypatch, 5, collect)
+    real_run = sandbox.run
+
+    def slow_run(*a):
+        started.set()
+        time.sleep(0.5)  # the collection fails while this student runs
+        return real_run(*a)
+
+    monkeypatch.setattr(sandbox, "run", slow_run)
+    with pytest.raises(batch.BatchError, match="broken test module"):
+        batch.run_batch(batch.BatchOptions(subs, tmp_path / "out", jobs=1, units=(UNIT,)))
+    assert runs == ["s0"], runs
+    assert batch.read_ledger(tmp_path / "out") == {}
+    assert not (tmp_path / "out" / "grades.csv").exists()
+
+
 @pytest.mark.parametrize("units", ["23,27", "23 27"])
 def test_make_batch_takes_a_list_of_units(units):
     proc = subprocess.run(["make", "-n", "batch", "SUBMISSIONS=s", "OUT=o", f"L={units}"], cwd=REPO_ROOT,
