@@ -31,7 +31,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -200,21 +199,33 @@ def discover(submissions: Path) -> list[Student]:
 # ---- the trusted side: manifest and validation ------------------------------------------------------
 
 
-def collect_manifest(repo: Path, units: Sequence[str], exercises: Sequence[str], dest: Path) -> list[dict[str, object]]:
-    """The graded tests, collected on the grader's copy by the grader's Python; no learner code runs."""
-    cmd = command.pytest_command(sys.executable, repo, command.unit_paths(repo, units), manifest=dest,
-                                 exercises=exercises, collect_only=True)
+def collect_manifest(
+    repo: Path, units: Sequence[str], exercises: Sequence[str], dest: Path, python: Path | None = None
+) -> list[dict[str, object]]:
+    """The graded tests, collected on the grader's copy (``repo``, readable by every uid) into ``dest``; no learner
+    code runs. Collected by the sandbox's Python as the uid the sandbox probe checks with: the same interpreter and
+    libraries as every judge, and the proof that the sandbox can import them (the probe then skips that check)."""
+    python = python or sandbox.sandbox_python()
     with tempfile.TemporaryDirectory(prefix="dripstone-manifest-") as tmp:
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(repo),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "HYPOTHESIS_STORAGE_DIRECTORY": tmp,
-        }
-        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
-    if proc.returncode != 0 or not dest.exists():
-        raise BatchError(f"collecting the grading tests failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    return json.loads(dest.read_text())
+        work = Path(tmp)
+        cmd = sandbox.as_probe_uid(command.pytest_command(python, repo, command.unit_paths(repo, units),
+                                                          manifest=work / "manifest.json", exercises=exercises,
+                                                          collect_only=True))
+        if cmd[0] == "setpriv":
+            os.chown(work, host.PROBE_UID, host.PROBE_UID)
+        env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1", "HOME": tmp, "TMPDIR": tmp,
+               "HYPOTHESIS_STORAGE_DIRECTORY": str(work / "hypothesis")}
+        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+        if proc.returncode != 0 or not (work / "manifest.json").exists():
+            who = f" as uid {host.PROBE_UID}" if cmd[0] == "setpriv" else ""
+            raise BatchError(
+                f"collecting the grading tests with {python}{who} failed (every student's judge runs that Python: "
+                f"run `make sandbox-env`, and keep its venv world-readable):\n"
+                f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+            )
+        text = (work / "manifest.json").read_text()
+    dest.write_text(text)
+    return json.loads(text)
 
 
 def _parse_lines(text: str) -> tuple[list[TestResult], list[str]]:
@@ -603,8 +614,9 @@ def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int
                          "grade on a GPU machine, or drop --gpus (the gpu_perf tier is then pending GPU)")
     options.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="dripstone-batch-") as tmp, ThreadPoolExecutor(max_workers=2) as bg:
-        snapshot, manifest = _start(options, units, Path(tmp), bg)  # made while the sandbox is probed (~2 s)
-        runtime = sandbox.probe()
+        Path(tmp).chmod(0o711)  # the staged grader is collected by the sandbox's uid (not listed)
+        snapshot, manifest = _start(options, units, Path(tmp), bg)  # made while the sandbox is probed
+        runtime = sandbox.probe(imports=False)  # the collection imports what the judges import, as the probe's uid
         finished = read_ledger(options.out)
         pending = [s for s in students if s.name not in finished]
         progress(0, len(pending), runtime.describe())

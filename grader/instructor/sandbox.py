@@ -133,8 +133,10 @@ def sandbox_python() -> Path:
     return venv / "bin" / "python"
 
 
-def probe(python: Path | None = None) -> Runtime:
-    """The strongest isolation that works here, checked by running it, and what is missing."""
+def probe(python: Path | None = None, *, imports: bool = True) -> Runtime:
+    """The strongest isolation that works here, checked by running it, and what is missing. ``imports=False``: the
+    caller proves that the sandbox's uid can import the grader's requirements itself (batch grading collects its
+    tests that way, :func:`as_probe_uid`), so the probe does not import torch as that uid first (~1.6 s)."""
     python = python or sandbox_python()
     if not python.exists():
         raise SandboxUnavailable(
@@ -142,7 +144,7 @@ def probe(python: Path | None = None) -> Runtime:
             f"requirements; the grader's own may live under a home the sandbox uid cannot read), or set "
             f"{SANDBOX_VENV_ENV}"
         )
-    runtime = _probe_layers(python)
+    runtime = _probe_layers(python, imports)
     cgroups = host.cgroup_setup()
     if not cgroups.version or cgroups.why:
         gap = (f"{cgroups.why}: one student's processes can still take CPU and memory from the others"
@@ -151,12 +153,12 @@ def probe(python: Path | None = None) -> Runtime:
     return replace(runtime, cgroups=cgroups)
 
 
-def _probe_layers(python: Path) -> Runtime:
+def _probe_layers(python: Path, imports: bool = True) -> Runtime:
     missing = []
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
+    if not _switches_uid():
         missing.append("not root or no setpriv: the learner runs as the grader's uid; fork bombs are not contained")
         return Runtime(python, Isolation.RLIMITS, tuple(missing))
-    if _runs([*_setpriv(PROBE_UID), str(python), "-c", "import torch"]) is False:
+    if _runs([*_setpriv(PROBE_UID), str(python), "-c", "import torch" if imports else "pass"]) is False:
         raise SandboxUnavailable(f"uid {PROBE_UID} cannot run {python} (is the venv world-readable?)")
     if not shutil.which("bwrap"):
         missing.append(
@@ -176,6 +178,16 @@ def _probe_layers(python: Path) -> Runtime:
         "bwrap cannot create namespaces here (user namespaces disabled?): no private network or pid namespace"
     )
     return Runtime(python, Isolation.SETPRIV, tuple(missing))
+
+
+def _switches_uid() -> bool:
+    return os.geteuid() == 0 and shutil.which("setpriv") is not None
+
+
+def as_probe_uid(cmd: Sequence[str]) -> list[str]:
+    """``cmd`` run as the uid the probe checks with (no group, no capability), where the sandbox switches uid;
+    as it is otherwise (the learner then runs as the grader's uid too)."""
+    return [*_setpriv(PROBE_UID), *cmd] if _switches_uid() else list(cmd)
 
 
 def _runs(cmd: Sequence[str]) -> bool:
@@ -206,13 +218,21 @@ def stage_repo(dest: Path, units: Sequence[str], root: Path = REPO_ROOT, *, preb
 def prebuild(dest: Path, units: Sequence[str]) -> None:
     """What every student's judge would otherwise build again, into ``dest``: the CUDA-on-CPU executor's runtime
     object, where a unit has .cu exercises and g++ is here. Built by the instructor's process from the grader's own
-    source (a judge that finds none builds it itself, as before)."""
+    source, or taken from the instructor's cache of it (``make grade`` builds the same object there, once per
+    executor version; whatever can write that cache runs as the instructor and could rewrite the grader as well). A
+    judge that finds none builds it itself, as before."""
     from grader.kernels import cuda_cpu
 
     if not cuda_cpu.available() or not any(any((REPO_ROOT / "exercises" / u).glob("*.cu")) for u in units):
         return
     try:
-        cuda_cpu.prebuild(dest / "cuda_cpu")
+        try:
+            cached = cuda_cpu.prebuild(cuda_cpu.cache_root())
+        except OSError:  # no cache here (a read-only home): built for this batch only
+            cuda_cpu.prebuild(dest / "cuda_cpu")
+            return
+        (dest / "cuda_cpu" / cached.parent.name).mkdir(parents=True)
+        shutil.copy2(cached, dest / "cuda_cpu" / cached.parent.name / cached.name)
     except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # each judge then compiles and reports it
         print(f"grader: could not prebuild the CUDA-on-CPU runtime ({exc}); each student's grading builds it",
               file=sys.stderr)

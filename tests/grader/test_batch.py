@@ -630,7 +630,7 @@ def _pipelined_batch(tmp_path, monkeypatch, n: int, collect):
         return sandbox.Outcome(0, False, 0.1)
 
     monkeypatch.setattr(sandbox, "run", run)
-    monkeypatch.setattr(sandbox, "probe", lambda: runtime)
+    monkeypatch.setattr(sandbox, "probe", lambda **kw: runtime)
     monkeypatch.setattr(sandbox, "prebuild", lambda dest, units: None)
     monkeypatch.setattr(batch, "collect_manifest", lambda *args: collect())
     return subs, runs
@@ -679,6 +679,28 @@ def test_a_failed_collection_stops_the_batch_and_records_nothing(tmp_path, monke
     assert runs == ["s0"], runs
     assert batch.read_ledger(tmp_path / "out") == {}
     assert not (tmp_path / "out" / "grades.csv").exists()
+
+
+def test_the_tests_are_collected_by_the_sandbox_python_as_the_probe_uid_and_a_failure_says_how_to_fix_it(tmp_path):
+    """The collection is what proves the sandbox's uid can import the grader's requirements (the probe no longer
+    imports torch first): a sandbox Python that cannot stops the batch with the fix, and writes no manifest."""
+    import tempfile
+
+    from grader.tools import host
+
+    with tempfile.TemporaryDirectory(prefix="dripstone-fake-python-") as folder:  # reachable by the probe uid
+        os.chmod(folder, 0o755)
+        fake = Path(folder) / "python"
+        fake.write_text("#!/bin/sh\necho \"collecting as uid $(id -u)\"\n"
+                        "echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n")
+        fake.chmod(0o755)
+        with pytest.raises(batch.BatchError) as err:
+            batch.collect_manifest(REPO_ROOT, [UNIT], (), tmp_path / "manifest.json", python=fake)
+    switches = os.geteuid() == 0 and sandbox.shutil.which("setpriv") is not None
+    uid = host.PROBE_UID if switches else os.geteuid()
+    assert f"collecting as uid {uid}" in str(err.value), str(err.value)
+    assert "make sandbox-env" in str(err.value) and "No module named 'torch'" in str(err.value)
+    assert not (tmp_path / "manifest.json").exists()
 
 
 @pytest.mark.parametrize("units", ["23,27", "23 27"])

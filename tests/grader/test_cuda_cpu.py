@@ -342,6 +342,15 @@ def test_a_batch_builds_the_runtime_once_and_its_judges_use_it(tmp_path, monkeyp
     monkeypatch.setenv(cuda_cpu.PREBUILT_ENV, str(tmp_path / "nothing_here"))  # none there: compiled, as before
     assert cuda_cpu._runtime_object().is_relative_to(tmp_path / "empty_cache")
 
+    # The batch takes the object from the instructor's cache (make grade's) when it is there: nothing compiled.
+    (tmp_path / "empty_cache" / "runtime-unused").mkdir()  # not this executor's version: ignored
+    cached = cuda_cpu._runtime_object()
+    cached.chmod(0o644)
+    cached.write_bytes(b"the cached object")
+    sandbox.prebuild(tmp_path / "from_cache", ["l23_online_softmax"])
+    (staged,) = (tmp_path / "from_cache" / "cuda_cpu").glob("runtime-*/runtime.o")
+    assert staged.read_bytes() == b"the cached object" and staged.parent.name == cached.parent.name
+
 
 # Each .cu known implementation and its numba twin (the same kernel in numba.cuda, graded in numba's simulator)
 # get the same correctness verdict.
