@@ -9,7 +9,9 @@ records scores, so it cannot patch ``grader``, ``torch.allclose`` or the plugin,
 result line:
 
 * the result travels as ``torch.save`` bytes read back with ``weights_only=True`` (tensors, numbers,
-  tuples: nothing that runs code when loaded), and an exception as plain strings;
+  tuples: nothing that runs code when loaded), and an exception as plain strings; a result of plain Python
+  values only (None, bool, int, float, str, tuples, lists, dicts of them: most ledger calls) travels as tagged
+  JSON instead, ~0.5 ms less per call, and is rebuilt with the same types;
 * tensor arguments reach the worker through a shared-memory arena mapped before the fork; the
   parent compares the arena with its own copy after the call, so an input the learner mutated is
   rejected by a check the learner cannot patch;
@@ -42,6 +44,7 @@ import contextlib
 import ctypes
 import gc
 import io
+import json
 import mmap
 import os
 import pickle
@@ -70,6 +73,7 @@ MAX_REPLY_BYTES = 256 * 2**20
 ARENA_BYTES = 256 * 2**20  # shared inputs of one call; only the pages touched cost memory
 PR_SET_DUMPABLE = 4
 _HEADER = struct.Struct("<Q")
+_JSON = b"J"  # a reply of plain Python values (torch.save's start with "PK", a zip)
 # When grading began here (this module is imported before any learner code runs; less the coarse file clock's lag):
 # the disk watch counts and deletes only what appeared in $TMPDIR since, never what was there before.
 _STARTED = time.time() - 0.05
@@ -322,6 +326,8 @@ def _answer(run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     except BaseException as exc:  # everything the learner raises is reported
         payload = {"raised": asdict(_describe(exc))}
     payload["traffic"] = [asdict(c) for c in counters]
+    with contextlib.suppress(_NotPlain, ValueError, RecursionError):  # then as torch.save: tensors, or refused
+        return _JSON + json.dumps(_tag(payload), allow_nan=True).encode()
     buf = io.BytesIO()
     try:
         torch.save(payload, buf)
@@ -366,6 +372,44 @@ def _decode(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(_decode(v) for v in value)
     return value
+
+
+class _NotPlain(Exception):
+    pass
+
+
+_SCALARS = (type(None), bool, int, float, str)
+
+
+def _tag(value: Any) -> Any:
+    """Plain Python data as JSON that keeps its types: tuples, lists and dicts (any keys, in order) tagged; anything
+    else (a tensor, a subclass such as a namedtuple or an IntEnum) raises _NotPlain."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is tuple:
+        return ["t", [_tag(v) for v in value]]
+    if kind is list:
+        return ["l", [_tag(v) for v in value]]
+    if kind is dict:
+        return ["d", [[_tag(k), _tag(v)] for k, v in value.items()]]
+    raise _NotPlain
+
+
+def _untag(value: Any) -> Any:
+    """:func:`_tag` undone; malformed input (the worker is the learner's process) raises ValueError/TypeError."""
+    if type(value) in _SCALARS:
+        return value
+    if type(value) is not list or len(value) != 2 or type(value[1]) is not list:
+        raise ValueError("malformed plain reply")
+    kind, items = value
+    if kind == "t":
+        return tuple(_untag(v) for v in items)
+    if kind == "l":
+        return [_untag(v) for v in items]
+    if kind == "d" and all(type(p) is list and len(p) == 2 for p in items):
+        return {_untag(k): _untag(v) for k, v in items}
+    raise ValueError("malformed plain reply")
 
 
 def _write_message(fd: int, data: bytes) -> None:
@@ -554,8 +598,11 @@ def _text_of(obj: object) -> str:
 
 def _unpack(name: str, reply: bytes) -> Any:
     try:  # map_location: a CUDA tensor in the reply must not initialize CUDA in the judge
-        payload = torch.load(io.BytesIO(reply), weights_only=True, map_location="cpu")
-    except Exception as exc:  # anything but plain data is refused
+        if reply[:1] == _JSON:
+            payload = _untag(json.loads(reply[1:]))
+        else:
+            payload = torch.load(io.BytesIO(reply), weights_only=True, map_location="cpu")
+    except Exception as exc:  # anything but plain data is refused (RecursionError included)
         raise LearnerCallFailed(
             f"{name} returned something that is not plain data (tensors, numbers, tuples): {type(exc).__name__}"
         ) from None

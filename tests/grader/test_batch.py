@@ -761,3 +761,56 @@ boundary.end_test()
     assert f"huge {{'total': {2**3000}, 'parts': [{-(2**70)}, 3]}}" in proc.stdout, proc.stdout[:300]
     odd = next(line for line in proc.stdout.splitlines() if line.startswith("odd:"))
     assert "ended the grading process" not in odd and "__str__ raised RuntimeError" in odd, odd
+
+
+def test_plain_replies_keep_their_types_and_values_and_a_forged_one_is_refused():
+    """Plain Python results take the JSON path (tuples, lists, dict keys of any plain type, bool vs int, NaN, -0.0,
+    ints past 64 bits kept as they are); a subclass (namedtuple, IntEnum) or a tensor inside takes torch.save's path
+    as before; a malformed plain reply (the worker is the learner's process) is refused as not plain data."""
+    import math
+
+    value = {"m": (1.5, -0.0, float("inf")), 3: [True, 1, None, "π\ud800"], (2, "k"): {"nested": ([], ())},
+             "big": 2**70, "nan": float("nan")}
+    code = f"""
+import collections, enum, pickle, sys, torch
+from grader.grading import boundary
+Pair = collections.namedtuple("Pair", "a b")
+inf, nan = float("inf"), float("nan")
+class Level(enum.IntEnum):
+    LOW = 1
+def plain():
+    return {value!r}
+def mixed():
+    return (1, torch.arange(3))
+def pair():
+    return Pair(1, 2)
+def level():
+    return Level.LOW
+got = boundary.call("plain", plain, (), {{}}, inputs_read_only=False)
+sys.stdout.buffer.write(pickle.dumps(got).hex().encode() + b"\\n")
+print("mixed", boundary.call("mixed", mixed, (), {{}}, inputs_read_only=False))
+for name, fn in (("pair", pair), ("level", level)):
+    try:
+        print(name, "returned", boundary.call(name, fn, (), {{}}, inputs_read_only=False))
+    except BaseException as e:
+        print(name, type(e).__name__)
+boundary.end_test()
+for forged in (b'J["t", 5]', b'J["d", [[["l", []], 1]]]', b"J" + b"[" * 100000, b'J{{"value": 1}}'):
+    try:
+        print("forged", boundary._unpack("f", forged))
+    except boundary.LearnerCallFailed as e:
+        print("forged refused", "not plain data" in str(e) or "malformed" in str(e))
+"""
+    proc = _run_isolated(code)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    import pickle
+
+    got = pickle.loads(bytes.fromhex(lines[0]))
+    assert list(got) == list(value) and math.isnan(got.pop("nan")) and math.copysign(1, got["m"][1]) == -1
+    value.pop("nan")
+    assert got == value and type(got["m"]) is tuple and type(got[3]) is list and type(got[3][1]) is int
+    assert type(got[3][0]) is bool and type(got[(2, "k")]["nested"]) is tuple
+    assert lines[1] == "mixed (1, tensor([0, 1, 2]))", lines[1]
+    assert lines[2:4] == ["pair LearnerCallFailed", "level LearnerCallFailed"], lines  # as before: not plain data
+    assert lines[4:] == ["forged refused True"] * 4, lines[4:]
