@@ -11,9 +11,11 @@ Grades N copies of ``solutions/`` for one unit (L23 by default) three ways on th
 
 It prints students per minute for each, and the isolation overhead per student (batch --jobs 1
 against alone). Every copy must score full marks in every mode, or the run says which did not.
-Noisy machines give noisy numbers: compare the rows of one run, not runs on different days.
+Noisy machines give noisy numbers: compare the rows of one run, not runs on different days. With
+``--rounds 2`` every mode runs twice, the second round in the reverse order, and each row sums both: a
+machine whose speed drifts during the run then favours no mode.
 
-    python -m grader.tools.bench_batch [--students 20] [--jobs 2] [--unit 23] [--no-nbgrader]
+    python -m grader.tools.bench_batch [--students 20] [--jobs 2] [--unit 23] [--no-nbgrader] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from grader import api
@@ -69,7 +72,7 @@ def nbgrader_autograde(root: Path, unit: str, n: int, problems: list[str]) -> fl
     """Wall seconds of ``nbgrader autograde`` on N copies of the solutions (the course built beforehand)."""
     from grader.instructor import nbgrader_course
 
-    course = root / "course"
+    course = Path(tempfile.mkdtemp(prefix="course-", dir=root))
     nbgrader_course.write_course(course, units=[unit], assignment="bench")
     _nbgrader(course, "generate_assignment", "bench")
     _nbgrader_submissions(course, unit, n)
@@ -93,31 +96,45 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--unit", default="23")
     parser.add_argument("--no-nbgrader", action="store_true", help="leave out the nbgrader autograde row")
+    parser.add_argument("--rounds", type=int, default=1, help="run every mode this many times, alternating the order")
     args = parser.parse_args(argv)
     unit = api.resolve_units([args.unit])[0]
     runtime = sandbox.probe()
-    rows: list[tuple[str, float, int]] = []
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="dripstone-bench-batch-") as tmp:
-        subs = _copies(Path(tmp), unit, args.students)
-        start = time.monotonic()
-        for student in sorted(subs.iterdir()):
-            report = api.grade(student, units=[unit])
-            if not _full(report):
-                problems.append(f"alone: {student.name} scored {report.score}/{report.max_score}")
-        rows.append(("alone (no sandbox)", time.monotonic() - start, 1))
-        if not args.no_nbgrader and importlib.util.find_spec("nbgrader") is not None:
-            rows.append(("nbgrader autograde", nbgrader_autograde(Path(tmp), unit, args.students, problems), 1))
-        for jobs in dict.fromkeys((1, args.jobs)):
-            out = Path(tmp) / f"out-{jobs}"
+        root = Path(tmp)
+        subs = _copies(root, unit, args.students)
+
+        def alone() -> float:
+            start = time.monotonic()
+            for student in sorted(subs.iterdir()):
+                report = api.grade(student, units=[unit])
+                if not _full(report):
+                    problems.append(f"alone: {student.name} scored {report.score}/{report.max_score}")
+            return time.monotonic() - start
+
+        def in_batch(jobs: int) -> float:
+            out = Path(tempfile.mkdtemp(prefix=f"out-{jobs}-", dir=root))
             start = time.monotonic()
             result = batch.run_batch(batch.BatchOptions(subs, out, jobs=jobs, units=(unit,)))
-            rows.append((f"batch --jobs {jobs}", time.monotonic() - start, jobs))
+            wall = time.monotonic() - start
             for graded in result.graded:
                 if graded.score != graded.max_score or graded.problems:
                     problems.append(f"batch --jobs {jobs}: {graded.student} scored {graded.score}/{graded.max_score}")
-    n = args.students
-    print(f"{n} copies of solutions/{unit}; {runtime.describe()}")
+            return wall
+
+        modes: dict[str, Callable[[], float]] = {"alone (no sandbox)": alone}
+        if not args.no_nbgrader and importlib.util.find_spec("nbgrader") is not None:
+            modes["nbgrader autograde"] = lambda: nbgrader_autograde(root, unit, args.students, problems)
+        for jobs in dict.fromkeys((1, args.jobs)):
+            modes[f"batch --jobs {jobs}"] = lambda jobs=jobs: in_batch(jobs)
+        walls = dict.fromkeys(modes, 0.0)
+        for r in range(max(1, args.rounds)):
+            for name in list(modes)[:: 1 if r % 2 == 0 else -1]:
+                walls[name] += modes[name]()
+        rows = [(name, wall, 0) for name, wall in walls.items()]
+    n = args.students * max(1, args.rounds)
+    print(f"{args.students} copies of solutions/{unit}, {max(1, args.rounds)} round(s); {runtime.describe()}")
     print(f"{'mode':<22}{'wall s':>9}{'students/min':>15}{'s/student':>12}")
     for name, wall, _ in rows:
         print(f"{name:<22}{wall:>9.1f}{n / wall * 60:>15.2f}{wall / n:>12.2f}")

@@ -3,6 +3,7 @@ declarations, report ratios against goals."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 
@@ -113,3 +114,16 @@ def test_bench_batch_prints_rates_overhead_and_who_fell_short(monkeypatch, capsy
     assert "6.00" in out, "3 students in 30 s: 6 students/min"
     assert "+0.00 s (1.00x)" in out
     assert "NOT FULL MARKS: batch --jobs 2: student_000 scored 1.0/2.0" in out
+
+    # --rounds 2: every mode twice, the second round in the reverse order, each row the sum of both
+    order = []
+    monkeypatch.setattr(api, "grade",
+                        lambda target, units: order.append("alone") or GradeReport(str(target), (result,)))
+    monkeypatch.setattr(bench_batch, "nbgrader_autograde", lambda root, unit, n, problems: order.append("nb") or 45.0)
+    monkeypatch.setattr(batch, "run_batch", lambda options: order.append(f"jobs{options.jobs}") or run_batch(options))
+    assert bench_batch.main(["--students", "3", "--jobs", "2", "--rounds", "2"]) == 1
+    out = capsys.readouterr().out
+    assert [m for m, _ in itertools.groupby(order)] == [
+        "alone", "nb", "jobs1", "jobs2", "jobs1", "nb", "alone"], order  # jobs2 twice in a row
+    assert "3 copies of solutions/l23_online_softmax, 2 round(s)" in out
+    assert "batch vs nbgrader autograde: batch --jobs 1 1.50x, batch --jobs 2 1.50x" in out, "90 s against 60 s"
