@@ -1,12 +1,15 @@
 """The trusted boundary inside a grading process: learner code runs in a forked child, never here.
 
 In batch grading (``DRIPSTONE_ISOLATE=1``, set by :mod:`grader.instructor.sandbox`) the pytest process is the
-judge. The first learner call of each test forks a *worker*; the worker loads the learner's module,
+judge. The first learner call of a test forks a *worker*; the worker loads the learner's module,
 runs each call of that test under the kernel guard and the traffic counters and sends back a plain
 result; the plugin ends it when the test ends (:func:`end_test`), so nothing the learner keeps in
-memory outlives one test. The learner's code never runs in the process that compares outputs and
-records scores, so it cannot patch ``grader``, ``torch.allclose`` or the plugin, nor write a
-result line:
+memory outlives one test function: the parametrized cases of one test function share its worker, as the
+examples hypothesis draws for one test do (what a case leaves behind can only affect the next cases of the
+same function, as it would in ``make grade``, where every test shares one process; a case whose call hung
+or ended the worker still leaves the next case a fresh one). The learner's code never runs in the
+process that compares outputs and records scores, so it cannot patch ``grader``, ``torch.allclose`` or
+the plugin, nor write a result line:
 
 * the result travels as ``torch.save`` bytes read back with ``weights_only=True`` (tensors, numbers,
   tuples: nothing that runs code when loaded), and an exception as plain strings; a result of plain Python
@@ -23,8 +26,9 @@ result line:
 * a worker that exits (``sys.exit``, ``os._exit``) or dies of a limit fails that call only; the
   next call forks a fresh one.
 
-A fork costs tens of milliseconds with torch loaded (page tables), which is why there is one
-worker per test rather than one per call (hypothesis calls a function hundreds of times).
+A fork costs tens of milliseconds with torch loaded (page tables), and a fresh worker loads the learner's
+module and interprets each kernel's source again, which is why there is one worker per test function
+rather than one per call (hypothesis calls a function hundreds of times) or per parametrized case.
 
 What the child reports besides its output (bytes counted by the traffic hook, a guard refusal, the
 written-by-a-kernel check) is computed where the learner's code runs; the judge's static audit
@@ -217,11 +221,12 @@ def call(
     return _unpack(name, reply)
 
 
-def end_test() -> None:
-    """Stop the current test's worker (the plugin calls this after every test)."""
+def end_test(*, keep_worker: bool = False) -> None:
+    """After every test (the plugin): stop its worker, unless ``keep_worker`` (the next test is a parametrized case
+    of the same test function)."""
     global _worker
     _ended.clear()
-    if _worker is not None:
+    if _worker is not None and not keep_worker:
         _kill(_worker.pid)
         for fd in (_worker.requests, _worker.replies):
             with contextlib.suppress(OSError):

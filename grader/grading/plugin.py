@@ -253,11 +253,20 @@ def _write_manifest(path: Path, items: list[pytest.Item]) -> None:
 
 
 _RUNNING: list[pytest.Item] = []  # the test being run, for _record_stuck
+_NEXT: list[pytest.Item | None] = [None]  # the test after it
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     _RUNNING[:] = [item]
+    _NEXT[:] = [nextitem]
+
+
+def _same_function(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+    """Whether ``nextitem`` is another parametrized case of ``item``'s test function."""
+    name = getattr(item, "originalname", None)
+    return (nextitem is not None and name is not None and nextitem.parent is item.parent
+            and getattr(nextitem, "originalname", None) == name)
 
 
 def _record_stuck(config: pytest.Config, text: str) -> None:
@@ -302,8 +311,8 @@ def pytest_runtest_call(item: pytest.Item):
             audit.check(target.target_root() / mark.kwargs["unit"], module, name, kernel=kernel)
         with harness.gpu_mode(_is_gpu_perf(item)):
             return (yield)
-    finally:
-        boundary.end_test()  # batch grading: no learner state outlives a test
+    finally:  # batch grading: no learner state outlives a test function (its cases share a worker)
+        boundary.end_test(keep_worker=_same_function(item, _NEXT[0]))
 
 
 @pytest.fixture

@@ -333,7 +333,7 @@ def judge_main(argv: Sequence[str]) -> int:
     Imports the judge still makes once a worker was forked are said in the log (:data:`LATE_IMPORT`: add
     them to :data:`JUDGE_PRELOAD`); they resolve on the safe path only. Where the judge has a uid of its
     own, every other process of that uid is killed when a test's worker ends (``setsid`` and
-    double-forked children included), so nothing a learner started outlives the test.
+    double-forked children included), so nothing a learner started outlives the test function.
     """
     sys.path[:] = safe_import_path(sys.path, os.getcwd(), os.environ)
     sys.path_importer_cache.clear()
@@ -370,10 +370,11 @@ def _kill_strays_after_each_test() -> None:
 
     end_test = boundary.end_test
 
-    def end_test_and_strays() -> None:
-        end_test()
-        with contextlib.suppress(OSError):
-            os.kill(-1, signal.SIGKILL)  # every process this uid may signal but the judge itself
+    def end_test_and_strays(*, keep_worker: bool = False) -> None:
+        end_test(keep_worker=keep_worker)
+        if not keep_worker:  # the worker ended: so does everything it started
+            with contextlib.suppress(OSError):
+                os.kill(-1, signal.SIGKILL)  # every process this uid may signal but the judge itself
 
     boundary.end_test = end_test_and_strays
 

@@ -9,6 +9,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -814,3 +815,46 @@ for forged in (b'J["t", 5]', b'J["d", [[["l", []], 1]]]', b"J" + b"[" * 100000, 
     assert lines[1] == "mixed (1, tensor([0, 1, 2]))", lines[1]
     assert lines[2:4] == ["pair LearnerCallFailed", "level LearnerCallFailed"], lines  # as before: not plain data
     assert lines[4:] == ["forged refused True"] * 4, lines[4:]
+
+
+def test_the_cases_of_one_test_function_share_a_worker_and_nothing_outlives_the_function(tmp_path):
+    """One worker per test function: its parametrized cases share it (as hypothesis's examples do), the next
+    function gets a fresh one, and a case whose call ended the worker leaves the next case a fresh one."""
+    (tmp_path / "test_workers.py").write_text('''
+import os, pytest
+from grader.grading import boundary
+
+def pid():
+    return os.getpid()
+
+def die():
+    os._exit(3)
+
+def call(fn):
+    return boundary.call(fn.__name__, fn, (), {}, inputs_read_only=True)
+
+@pytest.mark.parametrize("case", range(3))
+def test_shared(case):
+    print("shared", case, call(pid))
+
+@pytest.mark.parametrize("case", range(3))
+def test_after_a_death(case):
+    if case == 1:
+        with pytest.raises(boundary.LearnerCallFailed):
+            call(die)
+    print("after", case, call(pid))
+
+def test_next_function():
+    print("next", 0, call(pid))
+''')
+    env = {**os.environ, boundary.ISOLATE_ENV: "1", "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "grader.grading.plugin", "-p",
+                           "no:cacheprovider", str(tmp_path / "test_workers.py")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    pids = {(label, case): int(pid) for label, case, pid in re.findall(r"(shared|after|next) (\d) (\d+)", proc.stdout)}
+    assert pids[("shared", "0")] == pids[("shared", "1")] == pids[("shared", "2")] != os.getpid()
+    assert pids[("after", "0")] != pids[("shared", "2")], "a new function, a new worker"
+    assert pids[("after", "1")] != pids[("after", "0")], "the worker died in case 1: it called a fresh one"
+    assert pids[("after", "2")] == pids[("after", "1")]
+    assert pids[("next", "0")] not in {v for k, v in pids.items() if k[0] != "next"}
