@@ -3,11 +3,11 @@
 In batch grading (``DRIPSTONE_ISOLATE=1``, set by :mod:`grader.instructor.sandbox`) the pytest process is the
 judge. The first learner call of a test forks a *worker*; the worker loads the learner's module,
 runs each call of that test under the kernel guard and the traffic counters and sends back a plain
-result; the plugin ends it when the test ends (:func:`end_test`), so nothing the learner keeps in
-memory outlives one test function: the parametrized cases of one test function share its worker, as the
-examples hypothesis draws for one test do (what a case leaves behind can only affect the next cases of the
-same function, as it would in ``make grade``, where every test shares one process; a case whose call hung
-or ended the worker still leaves the next case a fresh one). The learner's code never runs in the
+result; the plugin ends it after the last of the adjacent tests that grade the same exercise (:func:`end_test`),
+so nothing the learner keeps in memory outlives the tests of one exercise: they share a worker, as the examples
+hypothesis draws for one test do (what one of them leaves behind can only affect the next tests of the same
+exercise, as it would in ``make grade``, where every test shares one process; a test whose call hung or ended
+the worker still leaves the next test a fresh one). The learner's code never runs in the
 process that compares outputs and records scores, so it cannot patch ``grader``, ``torch.allclose`` or
 the plugin, nor write a result line:
 
@@ -27,8 +27,9 @@ the plugin, nor write a result line:
   next call forks a fresh one.
 
 A fork costs tens of milliseconds with torch loaded (page tables), and a fresh worker loads the learner's
-module and interprets each kernel's source again, which is why there is one worker per test function
-rather than one per call (hypothesis calls a function hundreds of times) or per parametrized case.
+module and interprets each kernel's source again, which is why there is one worker per exercise's tests
+rather than one per call (hypothesis calls a function hundreds of times) or per test (L23: 11 workers
+instead of 33).
 
 What the child reports besides its output (bytes counted by the traffic hook, a guard refusal, the
 written-by-a-kernel check) is computed where the learner's code runs; the judge's static audit
@@ -222,8 +223,8 @@ def call(
 
 
 def end_test(*, keep_worker: bool = False) -> None:
-    """After every test (the plugin): stop its worker, unless ``keep_worker`` (the next test is a parametrized case
-    of the same test function)."""
+    """After every test (the plugin): stop its worker, unless ``keep_worker`` (the next test grades the same
+    exercise, or is another case of the same test function)."""
     global _worker
     _ended.clear()
     if _worker is not None and not keep_worker:

@@ -262,11 +262,17 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     _NEXT[:] = [nextitem]
 
 
-def _same_function(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
-    """Whether ``nextitem`` is another parametrized case of ``item``'s test function."""
+def _shares_worker(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+    """Whether ``nextitem`` runs in ``item``'s worker (batch grading): another parametrized case of the same test
+    function, or the next test of the same exercise (tests run in file order: an exercise's tests are adjacent)."""
+    if nextitem is None:
+        return False
     name = getattr(item, "originalname", None)
-    return (nextitem is not None and name is not None and nextitem.parent is item.parent
-            and getattr(nextitem, "originalname", None) == name)
+    if name is not None and nextitem.parent is item.parent and getattr(nextitem, "originalname", None) == name:
+        return True
+    graded = [m.kwargs for m in (item.get_closest_marker(GRADE_MARK), nextitem.get_closest_marker(GRADE_MARK)) if m]
+    return len(graded) == 2 and all((g.get("unit"), g.get("exercise")) == (graded[0]["unit"], graded[0]["exercise"])
+                                    for g in graded)
 
 
 def _record_stuck(config: pytest.Config, text: str) -> None:
@@ -311,8 +317,8 @@ def pytest_runtest_call(item: pytest.Item):
             audit.check(target.target_root() / mark.kwargs["unit"], module, name, kernel=kernel)
         with harness.gpu_mode(_is_gpu_perf(item)):
             return (yield)
-    finally:  # batch grading: no learner state outlives a test function (its cases share a worker)
-        boundary.end_test(keep_worker=_same_function(item, _NEXT[0]))
+    finally:  # batch grading: no learner state outlives the tests of one exercise (they share a worker)
+        boundary.end_test(keep_worker=_shares_worker(item, _NEXT[0]))
 
 
 @pytest.fixture

@@ -333,7 +333,7 @@ def judge_main(argv: Sequence[str]) -> int:
     Imports the judge still makes once a worker was forked are said in the log (:data:`LATE_IMPORT`: add
     them to :data:`JUDGE_PRELOAD`); they resolve on the safe path only. Where the judge has a uid of its
     own, every other process of that uid is killed when a test's worker ends (``setsid`` and
-    double-forked children included), so nothing a learner started outlives the test function.
+    double-forked children included), so nothing a learner started outlives the tests of an exercise.
     """
     sys.path[:] = safe_import_path(sys.path, os.getcwd(), os.environ)
     sys.path_importer_cache.clear()

@@ -817,9 +817,12 @@ for forged in (b'J["t", 5]', b'J["d", [[["l", []], 1]]]', b"J" + b"[" * 100000, 
     assert lines[4:] == ["forged refused True"] * 4, lines[4:]
 
 
-def test_the_cases_of_one_test_function_share_a_worker_and_nothing_outlives_the_function(tmp_path):
-    """One worker per test function: its parametrized cases share it (as hypothesis's examples do), the next
-    function gets a fresh one, and a case whose call ended the worker leaves the next case a fresh one."""
+def test_the_tests_of_one_exercise_share_a_worker_and_nothing_outlives_them(tmp_path):
+    """The parametrized cases of one test function share a worker (as hypothesis's examples do), so do adjacent
+    tests of one exercise; the next function or exercise gets a fresh one, and a case whose call ended the worker
+    leaves the next case a fresh one."""
+    from grader.kit.marks import MARK
+
     (tmp_path / "test_workers.py").write_text('''
 import os, pytest
 from grader.grading import boundary
@@ -846,15 +849,30 @@ def test_after_a_death(case):
 
 def test_next_function():
     print("next", 0, call(pid))
-''')
+
+@pytest.mark.{mark}(unit="l99_demo", exercise="one")
+def test_first_of_an_exercise():
+    print("exercise", 0, call(pid))
+
+@pytest.mark.{mark}(unit="l99_demo", exercise="one")
+def test_second_of_the_exercise():
+    print("exercise", 1, call(pid))
+
+@pytest.mark.{mark}(unit="l99_demo", exercise="two")
+def test_another_exercise():
+    print("exercise", 2, call(pid))
+'''.replace("{mark}", MARK))
     env = {**os.environ, boundary.ISOLATE_ENV: "1", "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "grader.grading.plugin", "-p",
                            "no:cacheprovider", str(tmp_path / "test_workers.py")], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    pids = {(label, case): int(pid) for label, case, pid in re.findall(r"(shared|after|next) (\d) (\d+)", proc.stdout)}
+    pids = {(label, case): int(pid)
+            for label, case, pid in re.findall(r"(shared|after|next|exercise) (\d) (\d+)", proc.stdout)}
     assert pids[("shared", "0")] == pids[("shared", "1")] == pids[("shared", "2")] != os.getpid()
     assert pids[("after", "0")] != pids[("shared", "2")], "a new function, a new worker"
     assert pids[("after", "1")] != pids[("after", "0")], "the worker died in case 1: it called a fresh one"
     assert pids[("after", "2")] == pids[("after", "1")]
     assert pids[("next", "0")] not in {v for k, v in pids.items() if k[0] != "next"}
+    assert pids[("exercise", "0")] == pids[("exercise", "1")] != pids[("next", "0")], "one exercise, one worker"
+    assert pids[("exercise", "2")] != pids[("exercise", "1")], "another exercise, another worker"
