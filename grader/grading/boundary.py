@@ -106,7 +106,7 @@ def enabled() -> bool:
 
 # What a worker would import on behalf of learner code of a kind, by the top-level package a learner module imports
 # ("" for every learner module): its own imports, and what the Triton interpreter and numba's CUDA simulator import
-# on a first launch. The judge imports them once, before it forks any worker (:func:`warm`), so each test's worker
+# on a first launch. The judge imports them once, before it forks any worker (:func:`warm`), so each worker
 # starts with them loaded instead of importing them again (numba's simulator is ~260 modules, 0.6-2 s per worker).
 # Trusted library code from the judge's import path, chosen from this table only: the learner's text selects a
 # row, never a module name. Triton's and numba's rows only where they run on the CPU (interpreter, simulator).

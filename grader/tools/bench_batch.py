@@ -5,7 +5,7 @@ Grades N copies of ``solutions/`` for one unit (L23 by default) three ways on th
 * ``alone``: ``grader.api.grade`` one student after another, no sandbox, no boundary (the cost of
   grading itself);
 * ``batch --jobs 1`` and ``batch --jobs J``: the sandboxed batch (bwrap or its fallback, a forked
-  worker per test, the static audit, the disk watch);
+  worker per exercise's tests, the static audit, the disk watch);
 * ``nbgrader autograde`` (where nbgrader is installed; ``--no-nbgrader`` skips it): the same copies as
   notebooks of a course ``grader nbgrader-course`` wrote, autograded by nbgrader's own CLI (one core).
 
