@@ -264,8 +264,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 def _shares_worker(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
     """Whether ``nextitem`` runs in ``item``'s worker (batch grading): another parametrized case of the same test
-    function, or the next test of the same exercise (tests run in file order: an exercise's tests are adjacent)."""
-    if nextitem is None:
+    function, or the next test of the same exercise (tests run in file order: an exercise's tests are adjacent).
+    Never across the GPU mode: a worker keeps the mode (compiled or interpreted kernels) it was forked in."""
+    if nextitem is None or _is_gpu_perf(item) != _is_gpu_perf(nextitem):
         return False
     name = getattr(item, "originalname", None)
     if name is not None and nextitem.parent is item.parent and getattr(nextitem, "originalname", None) == name:

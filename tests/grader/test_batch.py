@@ -861,6 +861,16 @@ def test_second_of_the_exercise():
 @pytest.mark.{mark}(unit="l99_demo", exercise="two")
 def test_another_exercise():
     print("exercise", 2, call(pid))
+
+def compiled():
+    from grader.grading import harness
+    return harness.kernels_compiled()
+
+@pytest.mark.{mark}(unit="l99_demo", exercise="two")
+def test_same_exercise_other_mode():
+    from grader.grading import harness
+    with harness.gpu_mode(True):  # the mode switched inside a test: the kept worker does not see it
+        print("mode", 3, int(call(compiled)), call(pid))
 '''.replace("{mark}", MARK))
     env = {**os.environ, boundary.ISOLATE_ENV: "1", "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "grader.grading.plugin", "-p",
@@ -876,3 +886,22 @@ def test_another_exercise():
     assert pids[("next", "0")] not in {v for k, v in pids.items() if k[0] != "next"}
     assert pids[("exercise", "0")] == pids[("exercise", "1")] != pids[("next", "0")], "one exercise, one worker"
     assert pids[("exercise", "2")] != pids[("exercise", "1")], "another exercise, another worker"
+    # a worker keeps the GPU mode it was forked in, so the plugin never shares one across it (its rule, below)
+    assert f"mode 3 0 {pids[('exercise', '2')]}" in proc.stdout, proc.stdout
+    from grader.grading import plugin
+
+    class Item:
+        def __init__(self, tier):
+            self.parent, self.originalname, self.tier = "module", f"test_{tier}", tier
+
+        def get_closest_marker(self, name):
+            return pytest.mark.grade(unit="l99_demo", exercise="one", tier=self.tier).mark
+
+    original = plugin._is_gpu_perf
+    try:
+        plugin._is_gpu_perf = lambda item: item.tier == "gpu_perf"
+        assert plugin._shares_worker(Item("correctness"), Item("efficiency"))
+        assert not plugin._shares_worker(Item("efficiency"), Item("gpu_perf"))
+        assert not plugin._shares_worker(Item("gpu_perf"), None)
+    finally:
+        plugin._is_gpu_perf = original
