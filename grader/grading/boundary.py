@@ -3,13 +3,13 @@
 In batch grading (``DRIPSTONE_ISOLATE=1``, set by :mod:`grader.instructor.sandbox`) the pytest process is the
 judge. The first learner call of a test forks a *worker*; the worker loads the learner's module,
 runs each call of that test under the kernel guard and the traffic counters and sends back a plain
-result; the plugin ends it after the last of the adjacent tests that grade the same exercise (:func:`end_test`),
-so nothing the learner keeps in memory outlives the tests of one exercise: they share a worker, as the examples
-hypothesis draws for one test do (what one of them leaves behind can only affect the next tests of the same
-exercise, as it would in ``make grade``, where every test shares one process; a test whose call hung or ended
-the worker still leaves the next test a fresh one). The learner's code never runs in the
-process that compares outputs and records scores, so it cannot patch ``grader``, ``torch.allclose`` or
-the plugin, nor write a result line:
+result; the plugin ends it after the last of the adjacent tests that grade the same exercise in the same GPU
+mode (:func:`end_test`), so nothing the learner keeps in memory outlives the tests of one exercise: they share a
+worker, as the examples hypothesis draws for one test do (what one of them leaves behind can only affect the next
+tests of the same exercise, as it would in ``make grade``, where every test shares one process; a test whose call
+hung or ended the worker still leaves the next test a fresh one). The learner's code never runs in the process
+that compares outputs and records scores, so it cannot patch ``grader``, ``torch.allclose`` or the plugin, nor
+write a result line:
 
 * the result travels as ``torch.save`` bytes read back with ``weights_only=True`` (tensors, numbers,
   tuples: nothing that runs code when loaded), and an exception as plain strings; a result of plain Python
