@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,13 +182,24 @@ def _run_grading(cmd: list[str], env: dict[str, str], report: Path, timeout: flo
     return subprocess.CompletedProcess(cmd, returncode, "".join(outputs), ""), results
 
 
+WAKE_S = 0.5  # how often the wait for a grading child returns to Python, so that a pending Ctrl-C is raised
+
+
 def _run_child(cmd: list[str], env: dict[str, str], timeout: float | None) -> subprocess.CompletedProcess[str]:
     """``subprocess.run`` that, on Ctrl-C, lets the child stop (it gets SIGINT too) before raising
     KeyboardInterrupt; on ``timeout``, kills it and raises TimeoutExpired."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     with subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True) as child:
         try:
-            out, err = child.communicate(timeout=timeout)
+            while True:  # in slices: Ctrl-C handled by another thread of this process (the progress display's) is
+                try:  # raised here only when this thread runs Python again, which a wait without end never does
+                    left = WAKE_S if deadline is None else min(WAKE_S, deadline - time.monotonic())
+                    out, err = child.communicate(timeout=max(left, 0.0))
+                    break
+                except subprocess.TimeoutExpired:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise
         except subprocess.TimeoutExpired:
             child.kill()
             child.communicate()

@@ -210,3 +210,40 @@ def test_ctrl_c_prints_the_scoreboard_of_what_was_graded(tmp_path):
     assert proc.returncode == 130, out + err
     assert "grading was interrupted (Ctrl-C) after" in out and "Traceback" not in out + err
     assert "ridge_point" in out and "PASS" in out and "bank_conflict_degree" not in out
+
+
+def test_ctrl_c_taken_by_another_thread_still_stops_the_wait_for_the_grading_child():
+    """The kernel may hand Ctrl-C to any thread of `grade` (the progress display has one): the main thread, waiting
+    for the grading child, must still raise KeyboardInterrupt and stop the child (it used to wait until the child
+    ended, forever for a learner's endless loop; seen as a rare hang of the Ctrl-C test above)."""
+    code = """
+import signal, subprocess, sys, threading, time
+from grader import api
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # only the other thread can take it
+ready = threading.Event()
+def other():
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    ready.set()
+    time.sleep(120)
+threading.Thread(target=other, daemon=True).start()
+ready.wait()
+print("waiting", flush=True)
+start = time.monotonic()
+try:
+    api._run_child([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                    "time.sleep(120)"], {}, None)
+except KeyboardInterrupt:
+    print(f"interrupted after {time.monotonic() - start:.1f} s", flush=True)
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert proc.stdout.readline().strip() == "waiting"
+        time.sleep(1)
+        os.kill(proc.pid, signal.SIGINT)  # to the process: the kernel gives it to the thread that does not block it
+        out, err = proc.communicate(timeout=60)  # the child sleeps 120 s: only an interrupted wait ends sooner
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "interrupted after" in out, out + err
