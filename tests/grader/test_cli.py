@@ -185,13 +185,20 @@ def test_an_endless_loop_fails_its_test_and_the_rest_of_the_unit_is_graded(tmp_p
     assert time.monotonic() - start < 240
 
 
+def _sigint_as_in_a_terminal() -> None:
+    """In the child, before it runs: SIGINT handled and not blocked, as in a terminal, whatever this test process
+    passes on (a process started with SIGINT ignored ignores Ctrl-C for good: Python then installs no handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @pytest.mark.slow
 def test_ctrl_c_prints_the_scoreboard_of_what_was_graded(tmp_path):
     target = looping_target(tmp_path, bank_conflict_degree=ENDLESS)
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # where grade's report file appears
     proc = subprocess.Popen([sys.executable, "-m", "grader", "grade", "--target", str(target), "-u", "12",
                              "--timeout", "0"], cwd=REPO_ROOT, env=env, text=True, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_sigint_as_in_a_terminal)
     try:
         deadline = time.monotonic() + 180
         while not any(p.stat().st_size for p in tmp_path.glob("dripstone-*/*.jsonl")) and time.monotonic() < deadline:
@@ -237,7 +244,7 @@ except KeyboardInterrupt:
 """
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_sigint_as_in_a_terminal)
     try:
         assert proc.stdout.readline().strip() == "waiting"
         time.sleep(1)
