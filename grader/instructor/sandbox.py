@@ -380,9 +380,11 @@ def _kill_strays_after_each_test() -> None:
 
 
 def _environment(
-    repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str | None = None, own_uid: bool = True
+    repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str | None = None, own_uid: bool = True,
+    private_net: bool = False,
 ) -> dict[str, str]:
     from grader.kernels import cuda_cpu
+    from grader.kit.ranks import PRIVATE_NET_ENV
 
     return {
         **({"CUDA_VISIBLE_DEVICES": gpu, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"} if gpu is not None else {}),
@@ -401,6 +403,8 @@ def _environment(
         "OMP_NUM_THREADS": "1",
         "DRIPSTONE_ISOLATE": "1",
         **({KILL_STRAYS_ENV: "1"} if own_uid else {}),
+        # the student's own network (bwrap --unshare-net): the judge counts the loopback's bytes (grader/kit/ranks.py)
+        **({PRIVATE_NET_ENV: "1"} if private_net else {}),
         "DRIPSTONE_TARGET": str(target),
         "DRIPSTONE_CALL_TIMEOUT": str(limits.call_timeout_s),
         "DRIPSTONE_TMP_BYTES": str(limits.tmp_bytes),  # the judge's own cap (grader/grading/boundary.py)
@@ -488,7 +492,7 @@ def command(job: Job, runtime: Runtime, limits: Limits, report_fd: int) -> tuple
     """(argv, environment, working folder) of one student's sandboxed grading run."""
     uid = UID_BASE + job.slot
     if runtime.isolation is Isolation.BWRAP:
-        env = _environment(REPO_IN, TARGET_IN, Path("/tmp"), limits, job.gpu)
+        env = _environment(REPO_IN, TARGET_IN, Path("/tmp"), limits, job.gpu, private_net=True)
         inner = pytest_command(runtime.python, REPO_IN, TARGET_IN, job, f"fd:{report_fd}")
         cmd = [
             *_bwrap_base(runtime.python, limits.tmp_bytes if runtime.tmp_size else None),

@@ -108,11 +108,12 @@ class RankFailure(AssertionError):
     """A multi-process check failed: deadlock, a rank's exception or death, the timeout, a refused call."""
 
     def __init__(self, message: str, per_rank: Mapping[int, str] | None = None, kind: str = "failed",
-                 raised: Mapping[int, str] | None = None) -> None:
+                 raised: Mapping[int, str] | None = None, comm: list | None = None) -> None:
         super().__init__(message)
         self.per_rank = dict(per_rank or {})
         self.kind = kind  # "deadlock", "raised", "crashed", "timeout", "not run"
         self.raised = dict(raised or {})  # rank -> the type name of what it raised
+        self.comm = comm  # "raised": every rank's log (None for a rank that wrote nothing); else None
         self.failure_kind = "timeout" if kind == "timeout" else "exception"  # for the plugin's hint
 
     def rebuilt(self) -> BaseException:
@@ -161,6 +162,23 @@ class RankRuns(Mapping[str, RankRun]):
     starts: int = 0  # how many times processes were started
     startup_s: float = 0.0
     seconds: float = 0.0
+    wire: Wire | None = None  # what the loopback carried during the run, where the judge can count it
+
+    def wire_mismatch(self) -> str | None:
+        """None when the wire carried what the logs say (or cannot be counted here); else what differs.
+
+        Counted only in batch grading's sandbox (a private network namespace per student, see :class:`Wire`),
+        for a run whose only traffic is logged point-to-point sends (collectives refused, no ``uncounted()`` calls
+        in the checks): the judge reads the kernel's counters before and after the run, so nothing in the
+        learner's processes can change them.
+        """
+        if self.wire is None:
+            return None
+        if not self.wire.complete:
+            return ("the loopback's bytes could not be matched to the comm log: a check deadlocked, crashed or timed "
+                    "out, and again when the others ran on their own; fix that check first")
+        logs = [log for log in (_logs(out) for out in self.outcomes.values()) if log is not None]
+        return self.wire.mismatch(logs, self.world_size)
 
     def __getitem__(self, name: str) -> RankRun:
         out = self.outcomes[name]
@@ -198,12 +216,131 @@ def run_ranks(
     rules = dict(refuse) if isinstance(refuse, Mapping) else dict.fromkeys(refuse, REFUSE_RULE)
     from grader.grading import harness
 
-    raw = harness.where_learner_runs(_run_here, list(checks.items()), world_size, args, kwargs,
-                                     float(timeout_s), rules, float(stall_s))
-    runs = _rebuild(raw, world_size)
+    def measured(items: list) -> RankRuns:
+        before = _net_counters()
+        raw = harness.where_learner_runs(_run_here, items, world_size, args, kwargs, float(timeout_s), rules,
+                                         float(stall_s))
+        after = _net_counters()
+        runs = _rebuild(raw, world_size)
+        if before is not None and after is not None:
+            runs.wire = Wire.between(before, after, runs.starts, len(items), _accounted(runs))
+        return runs
+
+    runs = measured(list(checks.items()))
+    if runs.wire is not None and not runs.wire.complete:
+        # A deadlock, crash or timeout leaves traffic no log accounts for: the checks that logged everything run
+        # again on their own; their outcomes and wire replace the first run's (the same seeds, the same values).
+        logged = [(name, fn) for name, fn in checks.items() if _logs(runs.outcomes[name]) is not None]
+        again = measured(logged) if logged else None
+        if again is not None:
+            runs.outcomes.update(again.outcomes)
+        runs.wire = again.wire if again is not None else None  # nothing logged: nothing to verify
     if isinstance(check, Mapping):
         return runs
     return runs[next(iter(checks))]
+
+
+def _logs(outcome: RankRun | RankFailure) -> list[list[tuple[str, int]]] | None:
+    """Every rank's log of a check, or None where some rank's traffic went unlogged (a deadlock, crash, timeout)."""
+    if isinstance(outcome, RankRun):
+        return outcome.comm
+    comm = outcome.comm
+    return comm if comm is not None and all(c is not None for c in comm) else None
+
+
+def _accounted(runs: RankRuns) -> bool:
+    return all(_logs(out) is not None for out in runs.outcomes.values())
+
+
+# ---------------------------------------------------------------- the wire, counted by the kernel
+
+
+PRIVATE_NET_ENV = "DRIPSTONE_PRIVATE_NET"  # set by batch grading's sandbox: this process has a network of its own
+# Per packet on the loopback: Ethernet 14 + IPv4 20 + TCP 20 with the timestamp option 12 (every segment
+# between Linux peers); a UDP datagram 14 + 20 + 8 (IPv6: 20 more); ICMP 14 + 20 + 8.
+TCP_HEADER, UDP_HEADER, UDP6_HEADER, ICMP_HEADER = 66, 42, 62, 42
+# gloo's own bytes per logged send (its message header, measured 88-91 B on gloo 2.x / torch 2.13), the
+# TCPStore rendezvous and teardown per start and pair of ranks (545-800 B measured), the grader's barrier
+# between checks per rank (180-380 B), with room: the bounds below must hold for every honest run.
+MSG_MIN, MSG_MAX = 75, 110
+START_PER_PAIR, START_BASE, BARRIER_PER_RANK = 1000, 1500, 500
+RELATIVE = 0.01  # of the logged bytes, either way
+
+
+def _net_counters() -> dict[str, int] | None:
+    """The loopback's counters of this process's network namespace; None unless it is private to one student
+    (batch grading's sandbox: ``--unshare-net``, where lo is the only interface) and the kernel shows them."""
+    if os.environ.get(PRIVATE_NET_ENV) != "1":
+        return None
+    try:
+        dev = Path("/proc/self/net/dev").read_text().splitlines()[2:]
+        names = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].split() for line in dev}
+        if set(names) != {"lo"}:
+            return None
+        out = {"bytes": int(names["lo"][8]), "packets": int(names["lo"][9])}
+        for path in ("/proc/self/net/snmp", "/proc/self/net/snmp6"):
+            lines = Path(path).read_text().splitlines()
+            if path.endswith("6"):
+                pairs = [line.split() for line in lines if line.strip()]
+                out.update({f"6:{k}": int(v) for k, v in pairs})
+                continue
+            for head, values in zip(lines[::2], lines[1::2], strict=False):
+                proto, *keys = head.split()
+                out.update({f"{proto.rstrip(':')}{k}": int(v) for k, v in zip(keys, values.split()[1:], strict=False)})
+        return out
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@dataclass
+class Wire:
+    """Payload bytes the loopback carried during one run (read by the judge, in the kernel's counters).
+
+    ``payload`` = the bytes lo sent minus each packet's headers (TCP segments, UDP and ICMP datagrams of v4 and
+    v6, by the namespace's SNMP counters): what every process of the student put on the network, whatever route
+    it took (gloo, a TCPStore, a socket of its own). Each packet is charged the smallest header of its protocol,
+    so no packet can hide payload in its header's allowance. Retransmitted segments are charged up to the largest
+    logged message each (a retransmission on lo costs at least 200 ms).
+    """
+
+    payload: int
+    packets: int
+    retransmits: int
+    starts: int
+    checks: int
+    complete: bool = True
+
+    @classmethod
+    def between(cls, a: dict[str, int], b: dict[str, int], starts: int, checks: int, complete: bool) -> Wire:
+        d = {k: b.get(k, 0) - a.get(k, 0) for k in b}
+        headers = (TCP_HEADER * d.get("TcpOutSegs", 0) + UDP_HEADER * (d.get("UdpOutDatagrams", 0)
+                   + d.get("UdpLiteOutDatagrams", 0)) + UDP6_HEADER * (d.get("6:Udp6OutDatagrams", 0)
+                   + d.get("6:UdpLite6OutDatagrams", 0)) + ICMP_HEADER * (d.get("IcmpOutMsgs", 0)
+                   + d.get("6:Icmp6OutMsgs", 0)))
+        retrans = d.get("TcpRetransSegs", 0)
+        return cls(d["bytes"] - headers - TCP_HEADER * retrans, d["packets"], retrans, starts, checks, complete)
+
+    def bounds(self, logs: list[list[list[tuple[str, int]]]], world: int) -> tuple[int, int, int, int]:
+        """(lowest, highest) payload the logs allow, the logged bytes and sends."""
+        sizes = [int(n) for check in logs for rank in check for name, n in rank if name in SENDS]
+        sent, count = sum(sizes), len(sizes)
+        pairs = world * (world - 1) // 2
+        low = int(sent * (1 - RELATIVE)) + MSG_MIN * count
+        high = (int(sent * (1 + RELATIVE)) + MSG_MAX * count + self.starts * (START_BASE + START_PER_PAIR * pairs)
+                + self.checks * BARRIER_PER_RANK * world + self.retransmits * (max(sizes, default=0) + MSG_MAX))
+        return low, high, sent, count
+
+    def mismatch(self, logs: list[list[list[tuple[str, int]]]], world: int) -> str | None:
+        low, high, sent, count = self.bounds(logs, world)
+        if low <= self.payload <= high:
+            return None
+        said = (f"the comm log of {world} ranks says {sent:,} B in {count} sends, so the loopback should have carried "
+                f"{low:,}-{high:,} B of payload (gloo's headers, the rendezvous and the grader's barriers "
+                f"included), but it carried {self.payload:,} B")
+        if self.payload > high:
+            return (f"{said}: data went by a route the comm log does not see (a socket or store of your own, a "
+                    "collective reached some other way); exchange data only with send/recv/isend/irecv")
+        return f"{said}: the log counts sends that never reached the network"
 
 
 def comm_log() -> list[tuple[str, int]]:
@@ -229,8 +366,11 @@ def _rebuild(raw: dict[str, Any], world_size: int) -> RankRuns:
     for name, out in raw["outcomes"].items():
         if "failure" in out:
             f = out["failure"]
-            runs.outcomes[name] = RankFailure(f["message"], {int(k): v for k, v in f["per_rank"].items()}, f["kind"],
-                                              {int(k): v for k, v in f.get("raised", {}).items()})
+            comm = f.get("comm")
+            runs.outcomes[name] = RankFailure(
+                f["message"], {int(k): v for k, v in f["per_rank"].items()}, f["kind"],
+                {int(k): v for k, v in f.get("raised", {}).items()},
+                None if comm is None else [None if c is None else [tuple(x) for x in c] for c in comm])
         else:
             runs.outcomes[name] = RankRun(world_size, out["results"], [[tuple(c) for c in r] for r in out["comm"]],
                                           out["seconds"], out["startup_s"])
@@ -411,7 +551,8 @@ class _Group:
             who = ", ".join(str(r) for r in lines)
             outcomes[name] = {"failure": {"message": f"{name} on {self.world} ranks: rank(s) {who} raised:\n"
                                           + "\n".join(lines.values()), "per_rank": lines, "kind": "raised",
-                                          "raised": {r: x["type"] for r, x in raised.items()}}}
+                                          "raised": {r: x["type"] for r, x in raised.items()},
+                                          "comm": [p.get("comm") if p else None for p in per]}}
             return False
         outcomes[name] = {"results": [p["value"] for p in per], "comm": [p["comm"] for p in per],
                           "seconds": seconds, "startup_s": self.startup_s}

@@ -16,7 +16,7 @@ import torch.distributed as dist
 
 from grader.grading import boundary
 from grader.grading.target import REPO_ROOT
-from grader.kit import RankFailure, run_ranks, uncounted
+from grader.kit import RankFailure, ranks, run_ranks, uncounted
 
 # ---- per-rank checks (module level: the ranks call them after the fork; batch grading pickles them by name)
 
@@ -113,6 +113,42 @@ def batched(rank: int, world_size: int) -> torch.Tensor:
 
 def pid(rank: int, world_size: int) -> int:
     return os.getpid()
+
+
+# A ring step whose log is honest, and the ways a log can disagree with the wire once the audit is got round
+# (class 3 of the hostile review): bytes sent by a route the log does not see, entries for sends never made.
+
+def logged_ring(rank: int, world_size: int, n: int) -> float:
+    x, buf = torch.full((n,), float(rank)), torch.empty(n)
+    req = dist.isend(x, (rank + 1) % world_size)
+    dist.recv(buf, (rank - 1) % world_size)
+    req.wait()
+    return float(buf[0])
+
+
+def hidden_send(rank: int, world_size: int, n: int) -> float:
+    """The ring's logged step, then a whole extra tensor through gloo unlogged (as a wrapper switched off)."""
+    got = logged_ring(rank, world_size, n)
+    with uncounted():
+        logged_ring(rank, world_size, n)
+    return got
+
+
+def hidden_store(rank: int, world_size: int, n: int) -> float:
+    """The values through a TCPStore of one's own (a master gather), and a ring-shaped dummy step for the log."""
+    store = dist.TCPStore("127.0.0.1", 29791, world_size, is_master=rank == 0)
+    store.set(f"x{rank}", torch.full((n,), float(rank)).numpy().tobytes())
+    got = [store.get(f"x{r}") for r in range(world_size)]
+    logged_ring(rank, world_size, n)
+    return float(len(got))
+
+
+def invented_sends(rank: int, world_size: int, n: int) -> float:
+    """Log entries for sends that were never made (as a forged log would claim the ring's bytes)."""
+    from grader.kit import ranks
+
+    ranks._CHILD.log.extend([("isend", 4 * n)] * 4)
+    return 0.0
 
 
 # ---- tests
@@ -272,7 +308,9 @@ def test_in_batch_grading_the_ranks_fork_from_the_worker():
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
 
 
-def test_loopback_tcp_works_inside_the_sandbox_network_namespace():
+@pytest.fixture
+def bwrap_prefix() -> list[str]:
+    """The sandbox's bwrap view (its own network namespace), with this Python and the repository bound in."""
     if shutil.which("bwrap") is None:
         pytest.skip("bwrap is not installed: batch grading's sandbox cannot be tried here")
     from grader.instructor import sandbox
@@ -281,8 +319,11 @@ def test_loopback_tcp_works_inside_the_sandbox_network_namespace():
     if subprocess.run([*base, "--", "true"], capture_output=True).returncode != 0:
         pytest.skip("bwrap cannot start here (no user namespaces?)")
     python_home = [] if sys.base_prefix.startswith("/usr") else ["--ro-bind", sys.base_prefix, sys.base_prefix]
-    prefix = [*base, *python_home, "--ro-bind", str(REPO_ROOT), str(REPO_ROOT), "--chdir", str(REPO_ROOT), "--"]
-    proc = _judge(prefix)
+    return [*base, *python_home, "--ro-bind", str(REPO_ROOT), str(REPO_ROOT), "--chdir", str(REPO_ROOT), "--"]
+
+
+def test_loopback_tcp_works_inside_the_sandbox_network_namespace(bwrap_prefix):
+    proc = _judge(bwrap_prefix)
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
 
 
@@ -322,3 +363,60 @@ def test_a_gloo_unit_is_batch_graded_in_the_sandbox_two_students_at_once(tmp_pat
     said = {s: (tmp_path / "out" / s / "results.json").read_text() for s in ("deadlock", "from_import")}
     assert "deadlock" in said["deadlock"], said["deadlock"][-2000:]
     assert "all_reduce is refused here" in said["from_import"], said["from_import"][-2000:]
+
+
+# ---- the wire: in batch grading's sandbox the judge counts the loopback's bytes and checks the logs against them
+
+_ON_THE_WIRE = """
+import os, sys
+sys.path.insert(0, {tests!r})
+from grader.kit import run_ranks
+import test_ranks as t
+n = 4096
+honest = run_ranks({{"a": t.logged_ring, "b": t.logged_ring}}, 3, n)
+print("honest", honest.wire, honest.wire_mismatch())
+assert honest.wire is not None and honest.wire_mismatch() is None, honest.wire
+for cheat in (t.hidden_send, t.hidden_store):
+    runs = run_ranks({{"a": t.logged_ring, "b": cheat}}, 3, n)
+    said = runs.wire_mismatch()
+    print(cheat.__name__, runs.wire, said)
+    assert runs["b"].sent_bytes(0) == 4 * n and said and "a route the comm log does not see" in said, said
+invented = run_ranks({{"a": t.invented_sends}}, 2, n)
+said = invented.wire_mismatch()
+print("invented", invented.wire, said)
+assert said and "sends that never reached the network" in said, said
+# a deadlocked check leaves unlogged traffic: the others run again alone, and their wire is matched
+mixed = run_ranks({{"stuck": t.naive_ring, "ok": t.logged_ring}}, 2, n)
+print("mixed", mixed.wire, mixed.starts)
+assert mixed.wire.checks == 1 and mixed.wire_mismatch() is None and mixed["ok"].results == [1.0, 0.0]
+try:
+    mixed["stuck"]
+except AssertionError as e:
+    assert "deadlock" in str(e), e
+else:
+    raise SystemExit("the deadlock was not reported")
+print("OK")
+"""
+
+
+def test_the_judge_counts_the_wire_and_catches_a_log_that_hides_or_invents_traffic(bwrap_prefix):
+    """Class 3 (a report forged inside the learner's processes): in bwrap's network namespace the judge reads the
+    loopback's counters around each run, so traffic that a log does not show (an unlogged gloo send, a TCPStore of
+    one's own) or a log entry without traffic is caught whatever happened in the ranks; an honest log matches."""
+    env = {**os.environ, boundary.ISOLATE_ENV: "1", boundary.CALL_TIMEOUT_ENV: "60", "PYTHONPATH": str(REPO_ROOT),
+           ranks.PRIVATE_NET_ENV: "1"}
+    code = _ON_THE_WIRE.format(tests=str(Path(__file__).parent))
+    proc = subprocess.run([*bwrap_prefix, sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=REPO_ROOT)
+    assert proc.returncode == 0 and "OK" in proc.stdout, (proc.stdout[-3000:], proc.stderr[-3000:])
+
+
+def test_the_wire_is_not_counted_outside_a_network_of_ones_own(monkeypatch):
+    """make grade (and batch grading without bwrap): the machine's loopback carries others' traffic too, so no
+    verdict is drawn from it, even where the variable is set by mistake."""
+    monkeypatch.delenv(ranks.PRIVATE_NET_ENV, raising=False)
+    runs = run_ranks({"a": logged_ring}, 2, 64)
+    assert runs.wire is None and runs.wire_mismatch() is None and runs["a"].sent_bytes(0) == 256
+    only_lo = {line.split(":")[0].strip() for line in Path("/proc/self/net/dev").read_text().splitlines()[2:]}
+    monkeypatch.setenv(ranks.PRIVATE_NET_ENV, "1")
+    assert (ranks._net_counters() is None) == (only_lo != {"lo"})
