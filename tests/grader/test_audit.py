@@ -115,6 +115,25 @@ DENIED = [
     ("def f(b):\n    import copy\n    return copy.deepcopy(b)", "import copy"),
     ("class P:\n    def __reduce__(self):\n        return exit, ()\ndef f(x):\n    return P()", "def __reduce__"),
     ("import pandas\ndef f(b):\n    return pandas.read_pickle(b)", "pandas.read_pickle"),
+    # channels between ranks that neither the comm log nor the judge's count of the wire sees
+    ("import torch.distributed as dist\ndef f(x):\n    return dist.TCPStore('127.0.0.1', 29700, 2)", "dist.TCPStore"),
+    ("from torch.distributed import FileStore\ndef f(x):\n    return FileStore('/tmp/s', 2)", "import FileStore"),
+    ("import torch.distributed as dist\ndef f(x):\n    return dist.rpc.rpc_sync", "dist.rpc"),
+    ("def f(x):\n    import socket\n    return socket.socket()", "import socket"),
+    ("def f(x):\n    import mmap\n    return mmap.mmap(-1, 8)", "import mmap"),
+    ("def f(x):\n    with open('/tmp/x', 'wb') as out:\n        out.write(b'')", "open"),
+    ("import os\ndef f(x):\n    return os.open('/tmp/x', 0)", "os.open"),
+    ("import os\ndef f(x):\n    return os.pipe()", "os.pipe"),
+    ("import io\ndef f(x):\n    return io.FileIO('/tmp/x')", "io.FileIO"),
+    ("def f(x):\n    from pathlib import Path\n    return Path('/tmp/x').read_bytes()", "import pathlib"),
+    ("import torch\ndef f(x):\n    torch.save(x, '/tmp/x')", "torch.save"),
+    ("import torch\ndef f(x):\n    return torch.load('/tmp/x', weights_only=True)", "torch.load(...) of a file"),
+    ("import numpy as np\ndef f(x):\n    return np.load('/tmp/x.npy')", "np.load(...) of a file"),
+    ("import numpy as np\ndef f(x):\n    return np.memmap('/tmp/x', mode='r')", "np.memmap"),
+    ("import torch\ndef f(x):\n    return torch.UntypedStorage.from_file('/tmp/x', True, 8)", "from_file"),
+    ("import torch\nX = torch.zeros(4).share_memory_()\ndef f(x):\n    return X", "share_memory_"),
+    ("def f(x):\n    from multiprocessing import shared_memory\n    return shared_memory", "import multiprocessing"),
+    ("def f(x):\n    return getattr(x, 'TCPStore')", "getattr(..., 'TCPStore')"),
 ]
 
 
