@@ -168,9 +168,9 @@ class RankRuns(Mapping[str, RankRun]):
         """None when the wire carried what the logs say (or cannot be counted here); else what differs.
 
         Counted only in batch grading's sandbox (a private network namespace per student, see :class:`Wire`),
-        for a run whose only traffic is logged point-to-point sends (collectives refused, no ``uncounted()`` calls
-        in the checks): the judge reads the kernel's counters before and after the run, so nothing in the
-        learner's processes can change them.
+        for a run whose traffic is all logged (no ``uncounted()`` calls in its checks): the judge reads the
+        kernel's counters before and after the run, so nothing in the learner's processes can change them, and
+        sets them against what the logs' calls put on the wire (:func:`_payload_share`).
         """
         if self.wire is None:
             return None
@@ -179,6 +179,12 @@ class RankRuns(Mapping[str, RankRun]):
                     "out, and again when the others ran on their own; fix that check first")
         logs = [log for log in (_logs(out) for out in self.outcomes.values()) if log is not None]
         return self.wire.mismatch(logs, self.world_size)
+
+    def assert_wire(self, what: str) -> None:
+        """AssertionError naming ``what`` unless the wire carried what the logs say (see :meth:`wire_mismatch`):
+        call it in every test that awards points on a log of this run."""
+        said = self.wire_mismatch()
+        assert said is None, f"{what} on {self.world_size} ranks: {said}"
 
     def __getitem__(self, name: str) -> RankRun:
         out = self.outcomes[name]
@@ -261,10 +267,36 @@ PRIVATE_NET_ENV = "DRIPSTONE_PRIVATE_NET"  # set by batch grading's sandbox: thi
 TCP_HEADER, UDP_HEADER, UDP6_HEADER, ICMP_HEADER = 66, 42, 62, 42
 # gloo's own bytes per logged send (its message header, measured 88-91 B on gloo 2.x / torch 2.13), the
 # TCPStore rendezvous and teardown per start and pair of ranks (545-800 B measured), the grader's barrier
-# between checks per rank (180-380 B), with room: the bounds below must hold for every honest run.
+# between checks per rank (180-380 B), gloo's headers per collective call and ordered pair of ranks (~375 B
+# measured), with room: the bounds below must hold for every honest run.
 MSG_MIN, MSG_MAX = 75, 110
-START_PER_PAIR, START_BASE, BARRIER_PER_RANK = 1000, 1500, 500
+START_PER_PAIR, START_BASE, BARRIER_PER_RANK, COLLECTIVE_PER_PAIR = 1000, 1500, 500, 600
 RELATIVE = 0.01  # of the logged bytes, either way
+SEGMENT_MAX = 65536  # a TCP segment on lo (its MTU): the most one retransmission can carry
+
+
+def _payload_share(name: str, nbytes: int, world: int) -> tuple[float, float]:
+    """(least, most) payload one rank's logged call puts on the wire, from its logged bytes (every tensor argument).
+
+    gloo, measured on 2-4 ranks from 8 B to 400 KB (torch 2.13): all_reduce is a ring, 2(P-1)/P·n per rank; an
+    all-gather sends the input to every other rank, (P-1)·n_in, logged as n_in + P·n_in; a reduce-scatter is an
+    all-reduce of its input, logged as n + n/P. A call of another kind (broadcast, barrier...) may put anything
+    from nothing to (P-1)·n on the wire. A receive is the sender's bytes.
+    """
+    p = world
+    if name in SENDS:
+        return nbytes, nbytes
+    if name in ("recv", "irecv"):
+        return 0, 0
+    if name in ("all_reduce",):
+        share = 2 * (p - 1) / p * nbytes
+    elif name in ("all_gather", "all_gather_into_tensor", "all_gather_single"):
+        share = (p - 1) / (p + 1) * nbytes
+    elif name in ("reduce_scatter", "reduce_scatter_tensor", "reduce_scatter_single"):
+        share = 2 * (p - 1) / (p + 1) * nbytes
+    else:
+        return 0, (p - 1) * nbytes
+    return share, share
 
 
 def _net_counters() -> dict[str, int] | None:
@@ -321,26 +353,34 @@ class Wire:
         return cls(d["bytes"] - headers - TCP_HEADER * retrans, d["packets"], retrans, starts, checks, complete)
 
     def bounds(self, logs: list[list[list[tuple[str, int]]]], world: int) -> tuple[int, int, int, int]:
-        """(lowest, highest) payload the logs allow, the logged bytes and sends."""
-        sizes = [int(n) for check in logs for rank in check for name, n in rank if name in SENDS]
-        sent, count = sum(sizes), len(sizes)
+        """(lowest, highest) payload the logs allow; the logged bytes and calls."""
+        calls = [(name, int(n)) for check in logs for rank in check for name, n in rank]
+        low = high = 0.0
+        for name, n in calls:
+            least, most = _payload_share(name, n, world)
+            low += least * (1 - RELATIVE) + (MSG_MIN if name in SENDS else 0)
+            high += most * (1 + RELATIVE) + (MSG_MAX if name in SENDS else 0)
+            if name not in P2P:  # a collective: gloo's headers between every ordered pair, one P-th per rank
+                high += COLLECTIVE_PER_PAIR * (world - 1)
         pairs = world * (world - 1) // 2
-        low = int(sent * (1 - RELATIVE)) + MSG_MIN * count
-        high = (int(sent * (1 + RELATIVE)) + MSG_MAX * count + self.starts * (START_BASE + START_PER_PAIR * pairs)
-                + self.checks * BARRIER_PER_RANK * world + self.retransmits * (max(sizes, default=0) + MSG_MAX))
-        return low, high, sent, count
+        high += (self.starts * (START_BASE + START_PER_PAIR * pairs) + self.checks * BARRIER_PER_RANK * world
+                 + self.retransmits * (min(max((n for _, n in calls), default=0), SEGMENT_MAX) + MSG_MAX))
+        logged = sum(n for name, n in calls if name not in ("recv", "irecv"))
+        return int(low), int(high), logged, len(calls)
 
     def mismatch(self, logs: list[list[list[tuple[str, int]]]], world: int) -> str | None:
         low, high, sent, count = self.bounds(logs, world)
         if low <= self.payload <= high:
             return None
-        said = (f"the comm log of {world} ranks says {sent:,} B in {count} sends, so the loopback should have carried "
-                f"{low:,}-{high:,} B of payload (gloo's headers, the rendezvous and the grader's barriers "
-                f"included), but it carried {self.payload:,} B")
+        said = (f"the comm log of {world} ranks ({count} calls passing {sent:,} B of tensors) means {low:,}-{high:,} B "
+                "of payload on the loopback (gloo's headers, the rendezvous and the grader's barriers included), "
+                f"but it carried {self.payload:,} B")
         if self.payload > high:
             return (f"{said}: data went by a route the comm log does not see (a socket or store of your own, a "
-                    "collective reached some other way); exchange data only with send/recv/isend/irecv")
-        return f"{said}: the log counts sends that never reached the network"
+                    "process group's functions reached some other way); exchange data only with torch.distributed's "
+                    "functions")
+        return (f"{said}: the log counts traffic that never reached the network (a send nobody received, or a "
+                "log written by something other than torch.distributed's calls)")
 
 
 def comm_log() -> list[tuple[str, int]]:

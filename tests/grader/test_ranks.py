@@ -143,6 +143,24 @@ def hidden_store(rank: int, world_size: int, n: int) -> float:
     return float(len(got))
 
 
+def logged_collectives(rank: int, world_size: int, n: int) -> float:
+    x = torch.full((n,), float(rank))
+    dist.all_reduce(x)
+    out = torch.empty(world_size * n)
+    dist.all_gather_into_tensor(out, x)
+    shard = torch.empty(n // world_size)
+    dist.reduce_scatter_tensor(shard, out[:n].clone())
+    return float(x[0])
+
+
+def hidden_all_reduce(rank: int, world_size: int, n: int) -> float:
+    """The logged collectives, and an all-reduce as large again that no log shows."""
+    got = logged_collectives(rank, world_size, n)
+    with uncounted():
+        dist.all_reduce(torch.ones(2 * n))
+    return got
+
+
 def invented_sends(rank: int, world_size: int, n: int) -> float:
     """Log entries for sends that were never made (as a forged log would claim the ring's bytes)."""
     from grader.kit import ranks
@@ -381,10 +399,18 @@ for cheat in (t.hidden_send, t.hidden_store):
     said = runs.wire_mismatch()
     print(cheat.__name__, runs.wire, said)
     assert runs["b"].sent_bytes(0) == 4 * n and said and "a route the comm log does not see" in said, said
+for world in (2, 4):
+    coll = run_ranks({{"a": t.logged_collectives}}, world, n)
+    print("collectives", world, coll.wire, coll.wire_mismatch())
+    assert coll.wire_mismatch() is None, coll.wire_mismatch()
+    hidden = run_ranks({{"a": t.hidden_all_reduce}}, world, n)
+    said = hidden.wire_mismatch()
+    print("hidden all_reduce", world, hidden.wire, said)
+    assert said and "a route the comm log does not see" in said, said
 invented = run_ranks({{"a": t.invented_sends}}, 2, n)
 said = invented.wire_mismatch()
 print("invented", invented.wire, said)
-assert said and "sends that never reached the network" in said, said
+assert said and "traffic that never reached the network" in said, said
 # a deadlocked check leaves unlogged traffic: the others run again alone, and their wire is matched
 mixed = run_ranks({{"stuck": t.naive_ring, "ok": t.logged_ring}}, 2, n)
 print("mixed", mixed.wire, mixed.starts)
@@ -401,8 +427,9 @@ print("OK")
 
 def test_the_judge_counts_the_wire_and_catches_a_log_that_hides_or_invents_traffic(bwrap_prefix):
     """Class 3 (a report forged inside the learner's processes): in bwrap's network namespace the judge reads the
-    loopback's counters around each run, so traffic that a log does not show (an unlogged gloo send, a TCPStore of
-    one's own) or a log entry without traffic is caught whatever happened in the ranks; an honest log matches."""
+    loopback's counters around each run, so traffic that a log does not show (an unlogged gloo send or all-reduce, a
+    TCPStore of one's own) or a log entry without traffic is caught whatever happened in the ranks; honest logs of
+    sends and of collectives (all-reduce, all-gather, reduce-scatter) match."""
     env = {**os.environ, boundary.ISOLATE_ENV: "1", boundary.CALL_TIMEOUT_ENV: "60", "PYTHONPATH": str(REPO_ROOT),
            ranks.PRIVATE_NET_ENV: "1"}
     code = _ON_THE_WIRE.format(tests=str(Path(__file__).parent))

@@ -382,6 +382,7 @@ def test_reducer_one_all_reduce_per_bucket(world_size):
     """Cap 4096 B, 3 micro-batches (2 under no_sync), 2 steps: one all_reduce per bucket of the reducer's own
     ``buckets`` per step, the b-th carrying bucket b's bytes; nothing else (none inside no_sync)."""
     run = _runs(world_size)["comm"]
+    _runs(world_size).assert_wire("BucketedReducer")  # batch grading: the bytes on the loopback match the logs
     sizes = _sizes()
     for rank in range(world_size):
         want = [("all_reduce", sum(sizes[i] for i in b)) for b in run.results[rank]["buckets"]] * STEPS

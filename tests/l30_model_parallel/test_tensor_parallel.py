@@ -272,6 +272,7 @@ def test_tp_mlp_equals_dense(world_size):
 def test_tp_mlp_one_all_reduce_each_way(world_size):
     """One all_reduce of B·S·H·8 = 512 B in the forward (g) and one in the backward (f); nothing else."""
     fwd, both = _runs(world_size)["mlp_forward"], _runs(world_size)["mlp"]
+    _runs(world_size).assert_wire("tp_mlp")  # batch grading: the bytes on the loopback match the logs
     nbytes = B * S * H * 8
     for rank in range(world_size):
         for run, want, what in ((fwd, [("all_reduce", nbytes)], "the forward"),
