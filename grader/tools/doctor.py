@@ -53,8 +53,10 @@ FIX_BWRAP_IN_CONTAINER = (
     "apparmor=unconfined (this widens the container's own boundary: see docker/README.md)"
 )
 ISOLATION_LEVELS = {  # grader/instructor/sandbox.py's layers, strongest first
-    "bwrap": "bwrap: each submission gets its own network, pid and ipc namespaces, uid and resource limits",
-    "setpriv": "setpriv: each submission gets its own uid and resource limits; no private network or pids",
+    "bwrap": "bwrap: each submission gets its own network, pid and ipc namespaces, uid and resource limits; "
+             "the judge counts each gloo run's bytes on the student's own loopback",
+    "setpriv": "setpriv: each submission gets its own uid and resource limits; no private network or pids "
+               "(gloo runs' bytes are not counted outside the ranks)",
     "rlimits": "rlimits only: submissions run as the grader's uid; a fork bomb is not contained",
 }
 # Oldest Linux driver each CUDA major version runs on (CUDA toolkit release notes, minimum driver).

@@ -373,14 +373,32 @@ def test_a_gloo_unit_is_batch_graded_in_the_sandbox_two_students_at_once(tmp_pat
     shutil.copytree(REPO_ROOT / "solutions" / unit, subs / "from_import" / unit)
     with (subs / "from_import" / unit / "ring.py").open("a") as f:
         f.write(FROM_IMPORT_CHEAT)
+    (store,) = [k for k in known.known_impls(unit, "known_wrong") if k.path.stem == "tamper_hidden_tcpstore"]
+    known.build_target(store, subs / "store")
     report = batch.run_batch(batch.BatchOptions(subs, tmp_path / "out", jobs=2, units=(unit,), exercises=exercises))
     by = {g.student: g for g in report.graded}
     alone = api.grade(REPO_ROOT / "solutions", units=[unit], exercises=exercises)
+    # the honest ring keeps full marks with the judge counting its loopback (efficiency tests: wire == log)
     assert by["honest"].score == by["honest"].max_score == alone.max_score > 0, by["honest"]
-    assert by["deadlock"].score == 0 and by["from_import"].score == 0, (by["deadlock"], by["from_import"])
-    said = {s: (tmp_path / "out" / s / "results.json").read_text() for s in ("deadlock", "from_import")}
+    assert by["deadlock"].score == 0 and by["from_import"].score == 0 and by["store"].score == 0, by
+    said = {s: (tmp_path / "out" / s / "results.json").read_text() for s in ("deadlock", "from_import", "store")}
     assert "deadlock" in said["deadlock"], said["deadlock"][-2000:]
     assert "all_reduce is refused here" in said["from_import"], said["from_import"][-2000:]
+    assert "TCPStore" in said["store"], said["store"][-2000:]
+
+
+def test_only_bwraps_own_network_lets_the_judge_count_the_loopback(tmp_path):
+    """The variable that turns the wire count on is set where the student has a network of its own (bwrap's
+    --unshare-net) and nowhere else: setpriv and rlimits share the machine's loopback with everyone."""
+    from grader.instructor import sandbox
+
+    job = sandbox.Job("s", tmp_path, tmp_path, tmp_path, ("u",), tmp_path / "r", tmp_path / "l")
+    for isolation in sandbox.Isolation:
+        argv, env, _ = sandbox.command(job, sandbox.Runtime(Path(sys.executable), isolation), sandbox.Limits(), 3)
+        pairs = {(argv[i + 1], argv[i + 2]) for i, a in enumerate(argv[:-2]) if a == "--setenv"}
+        counted = (ranks.PRIVATE_NET_ENV, "1") in pairs or env.get(ranks.PRIVATE_NET_ENV) == "1"
+        assert counted == (isolation is sandbox.Isolation.BWRAP), isolation
+        assert ("--unshare-net" in argv) == counted, isolation
 
 
 # ---- the wire: in batch grading's sandbox the judge counts the loopback's bytes and checks the logs against them
