@@ -61,14 +61,20 @@ DENIED_MODULES = frozenset(
         *("grader", "pytest", "_pytest", "hypothesis", "unittest", "traffic", "guard"),
         # deserialization that runs code (class 3): a pickle stream can call anything when loaded
         *("_pickle", "shelve", "dill", "cloudpickle", "joblib", "jsonpickle", "yaml", "copy"),
-        # channels between processes that neither a rank's comm log nor the judge sees (see CHANNEL)
+    }
+)
+# Channels between processes that neither a rank's comm log nor the judge's count of the network sees: refused in
+# the exercises run on gloo ranks (and NumPy's flash attention, whose memory is measured), not in kernels, which
+# run in one process (the sandbox contains their files and network: the cheat corpus tries both at run time).
+CHANNEL = ("a channel between processes the grader cannot count (a file, socket, pipe, store or shared memory): "
+           "ranks exchange data with torch.distributed's send/recv and collectives only")
+CHANNEL_MODULES = frozenset(
+    {
         *("socket", "_socket", "ssl", "select", "selectors", "asyncio", "socketserver", "http", "urllib", "urllib3"),
         *("requests", "xmlrpc", "ftplib", "smtplib", "zmq", "mmap", "_io", "pathlib", "shutil", "tempfile"),
         *("fcntl", "posix", "glob", "concurrent", "sqlite3", "dbm"),
     }
 )
-CHANNEL = ("a channel between processes the grader cannot count (a file, socket, pipe, store or shared memory): "
-           "ranks exchange data with torch.distributed's send/recv and collectives only")
 DENIED_NAMES = {
     "open": CHANNEL,
     "exec": "runs code built at run time",
@@ -198,6 +204,11 @@ class Finding:
 
     def describe(self) -> str:
         return f"{self.path} line {self.line}: `{self.what}` ({self.why})"
+
+
+def _channel_or(name: str, why: str) -> str:
+    """A name of a channel between processes (refused for ranks only) keeps that reason; any other, ``why``."""
+    return CHANNEL if DENIED_ATTRS.get(name) == CHANNEL or DENIED_NAMES.get(name) == CHANNEL else why
 
 
 def _dotted(node: ast.AST) -> str:
@@ -369,6 +380,8 @@ class _FileAudit(ast.NodeVisitor):
             return
         if parts[0] in DENIED_MODULES:
             self.finding(node, f"import {module}", NOT_NEEDED)
+        elif parts[0] in CHANNEL_MODULES:
+            self.finding(node, f"import {module}", CHANNEL)
         elif any(_is_private(p) for p in parts[1:]) or "overrides" in parts or "interpreter" in parts:
             self.finding(node, f"import {module}", MACHINERY)
 
@@ -435,7 +448,8 @@ class _FileAudit(ast.NodeVisitor):
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
                 self.finding(node, "getattr(..., <computed name>)", "attribute access by computed name")
             elif _is_private(name.value) or name.value in DENIED_DUNDER_ATTRS or name.value in DENIED_ATTRS:
-                self.finding(node, f"getattr(..., {name.value!r})", "a private attribute by name")
+                why = _channel_or(name.value, "a private attribute by name")
+                self.finding(node, f"getattr(..., {name.value!r})", why)
         self.generic_visit(node)
 
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -468,14 +482,16 @@ class _FileAudit(ast.NodeVisitor):
         elif text in DENIED_DUNDER_ATTRS:  # type("P", (), {"__array_interface__": ...}), getattr
             self.finding(node, repr(text), "reflection or raw memory by name")
         elif text.isidentifier() and (_is_private(text) or text in DENIED_NAMES or text in DENIED_ATTRS):
-            self.finding(node, repr(text), "names a refused attribute (it could be reached by that name)")
+            why = _channel_or(text, "names a refused attribute (it could be reached by that name)")
+            self.finding(node, repr(text), why)
         elif _FORMAT_ATTR.search(text):
             self.finding(node, repr(text)[:40], "a format string that reaches a private attribute")
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attr in node.kwd_attrs:  # case object(_C=c): attribute access spelled as a pattern
             if _is_private(attr) or attr in DENIED_ATTRS or attr in DENIED_DUNDER_ATTRS:
-                self.finding(node, f"case ...({attr}=...)", "reaches a refused attribute by a pattern")
+                why = _channel_or(attr, "reaches a refused attribute by a pattern")
+                self.finding(node, f"case ...({attr}=...)", why)
         self.generic_visit(node)
 
     def _check_target(self, node: ast.AST) -> None:
@@ -666,8 +682,9 @@ def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
 _CACHE: dict[tuple[tuple[str, int, int], ...], dict[str, dict[str, list[Finding]]]] = {}
 
 
-def findings_for(unit_dir: Path, module: str, name: str) -> list[Finding]:
-    """What in ``unit_dir`` could switch off the grader's checks for ``module.name`` (empty: nothing)."""
+def findings_for(unit_dir: Path, module: str, name: str, *, channels: bool = True) -> list[Finding]:
+    """What in ``unit_dir`` could switch off the grader's checks for ``module.name`` (empty: nothing); without
+    the channels between processes (files, sockets...) where ``channels`` is False (a kernel exercise)."""
     paths = sorted(unit_dir.glob("*.py")) if unit_dir.is_dir() else []
     key = []
     for p in paths:
@@ -679,13 +696,14 @@ def findings_for(unit_dir: Path, module: str, name: str) -> list[Finding]:
         files = {f.stem: f for p in paths if (f := _parse(p, f"{unit_dir.name}/{p.name}")) is not None}
         _CACHE[tkey] = _taint(files)
     tainted = _CACHE[tkey].get(module, {})
-    return tainted.get("*") or tainted.get(name, [])
+    found = dict.fromkeys((tainted.get("*") or []) + tainted.get(name, []))  # in order, once each
+    return [f for f in found if channels or f.why != CHANNEL]
 
 
 def check(unit_dir: Path, module: str, name: str, *, kernel: bool = True) -> None:
     """Raise TamperingRefused when a finding reaches the exercise ``module.name`` (a kernel, or another exercise
     whose checks run beside the learner's code: ``kernel=False``)."""
-    found = findings_for(unit_dir, module, name)
+    found = findings_for(unit_dir, module, name, channels=not kernel)
     if found:
         shown = "; ".join(f.describe() for f in found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
         what, needs = (("a kernel exercise", "a kernel needs only triton, torch allocation and arithmetic") if kernel

@@ -164,26 +164,33 @@ class RankRuns(Mapping[str, RankRun]):
     seconds: float = 0.0
     wire: Wire | None = None  # what the loopback carried during the run, where the judge can count it
 
-    def wire_mismatch(self) -> str | None:
-        """None when the wire carried what the logs say (or cannot be counted here); else what differs.
+    def wire_mismatch(self, expected: Mapping[str, list[list[tuple[str, int]]]] | None = None) -> str | None:
+        """None when the wire carried what the calls say (or cannot be counted here); else what differs.
 
         Counted only in batch grading's sandbox (a private network namespace per student, see :class:`Wire`),
-        for a run whose traffic is all logged (no ``uncounted()`` calls in its checks): the judge reads the
-        kernel's counters before and after the run, so nothing in the learner's processes can change them, and
-        sets them against what the logs' calls put on the wire (:func:`_payload_share`).
+        for a run whose traffic all goes through logged calls (no ``uncounted()`` calls in its checks): the judge
+        reads the kernel's counters before and after the run, so nothing in the learner's processes can change
+        them, and sets them against what the calls put on the wire (:func:`_payload_share`). The calls are, for a
+        check named in ``expected`` that finished, the ones the test expects of a right implementation on each
+        rank (the judge's own account: nothing the ranks report); for any other check, the ranks' logs. Name
+        every check whose calls the test can derive: a log is the learner's claim.
         """
         if self.wire is None:
             return None
         if not self.wire.complete:
             return ("the loopback's bytes could not be matched to the comm log: a check deadlocked, crashed or timed "
                     "out, and again when the others ran on their own; fix that check first")
-        logs = [log for log in (_logs(out) for out in self.outcomes.values()) if log is not None]
+        logs = []
+        for name, out in self.outcomes.items():
+            log = expected[name] if expected and name in expected and isinstance(out, RankRun) else _logs(out)
+            if log is not None:
+                logs.append(log)
         return self.wire.mismatch(logs, self.world_size)
 
-    def assert_wire(self, what: str) -> None:
-        """AssertionError naming ``what`` unless the wire carried what the logs say (see :meth:`wire_mismatch`):
+    def assert_wire(self, what: str, expected: Mapping[str, list[list[tuple[str, int]]]] | None = None) -> None:
+        """AssertionError naming ``what`` unless the wire carried what the calls say (see :meth:`wire_mismatch`):
         call it in every test that awards points on a log of this run."""
-        said = self.wire_mismatch()
+        said = self.wire_mismatch(expected)
         assert said is None, f"{what} on {self.world_size} ranks: {said}"
 
     def __getitem__(self, name: str) -> RankRun:
@@ -275,28 +282,41 @@ RELATIVE = 0.01  # of the logged bytes, either way
 SEGMENT_MAX = 65536  # a TCP segment on lo (its MTU): the most one retransmission can carry
 
 
-def _payload_share(name: str, nbytes: int, world: int) -> tuple[float, float]:
-    """(least, most) payload one rank's logged call puts on the wire, from its logged bytes (every tensor argument).
+# What one rank's logged call puts on the wire, as a fraction of its logged bytes (every tensor argument), and
+# gloo's headers in multiples of COLLECTIVE_PER_PAIR · (P - 1); measured on 2-4 ranks, 800 B to 400 KB (torch
+# 2.13, gloo). all_reduce: a ring, 2(P-1)/P·n per rank. broadcast: the root's n to each other rank. reduce:
+# (P-1)·n + (P-1)/P·n per call. gather/scatter: (P-1)·n per call, logged (P+1)·n at the root and n elsewhere;
+# all_to_all: P(P-1)·n per call, logged 2P·n per rank (summed over the ranks, both come to (P-1)/2P of the log).
+# all-gathers: (P-1)·n_in per rank, logged (P+1)·n_in. reduce-scatters: an all-reduce of the P·n input, logged
+# (P+1)·n; the list form's headers are P times an all-reduce's. Barriers: headers only.
+_SHARES: dict[str, tuple[Callable[[int], float], int]] = {
+    "all_reduce": (lambda p: 2 * (p - 1) / p, 1),
+    "broadcast": (lambda p: (p - 1) / p, 1),
+    "reduce": (lambda p: (p * p - 1) / (p * p), 1),
+    **dict.fromkeys(("gather", "scatter", "all_to_all", "all_to_all_single"), (lambda p: (p - 1) / (2 * p), 1)),
+    **dict.fromkeys(("all_gather", "all_gather_into_tensor", "all_gather_single"), (lambda p: (p - 1) / (p + 1), 1)),
+    **dict.fromkeys(("reduce_scatter_tensor", "reduce_scatter_single"), (lambda p: 2 * (p - 1) / (p + 1), 1)),
+    "reduce_scatter": (lambda p: 2 * (p - 1) / (p + 1), 0),  # 0: P headers' worth (see above)
+    **dict.fromkeys(("barrier", "monitored_barrier"), (lambda p: 0.0, 1)),
+}
 
-    gloo, measured on 2-4 ranks from 8 B to 400 KB (torch 2.13): all_reduce is a ring, 2(P-1)/P·n per rank; an
-    all-gather sends the input to every other rank, (P-1)·n_in, logged as n_in + P·n_in; a reduce-scatter is an
-    all-reduce of its input, logged as n + n/P. A call of another kind (broadcast, barrier...) may put anything
-    from nothing to (P-1)·n on the wire. A receive is the sender's bytes.
-    """
-    p = world
+
+def _payload_share(name: str, nbytes: int, world: int) -> tuple[float, float]:
+    """(least, most) payload one rank's logged call puts on the wire, gloo's headers for a collective included in
+    the most. A send is its bytes (its header: MSG_MIN/MSG_MAX); a receive is the sender's. A call with no model
+    here (object collectives, coalesced ones) allows headers only, so its bytes cannot widen the bounds."""
     if name in SENDS:
         return nbytes, nbytes
     if name in ("recv", "irecv"):
         return 0, 0
-    if name in ("all_reduce",):
-        share = 2 * (p - 1) / p * nbytes
-    elif name in ("all_gather", "all_gather_into_tensor", "all_gather_single"):
-        share = (p - 1) / (p + 1) * nbytes
-    elif name in ("reduce_scatter", "reduce_scatter_tensor", "reduce_scatter_single"):
-        share = 2 * (p - 1) / (p + 1) * nbytes
-    else:
-        return 0, (p - 1) * nbytes
-    return share, share
+    share, headers = _SHARES.get(name, (lambda p: 0.0, 1))
+    share_bytes = share(world) * nbytes
+    return share_bytes, share_bytes + COLLECTIVE_PER_PAIR * (world - 1) * (headers or world)
+
+
+def _well_formed(entry: object) -> bool:
+    return (isinstance(entry, tuple) and len(entry) == 2 and entry[0] in (*P2P, *COLLECTIVES)
+            and type(entry[1]) is int and 0 <= entry[1] < 2**48)
 
 
 def _net_counters() -> dict[str, int] | None:
@@ -354,14 +374,12 @@ class Wire:
 
     def bounds(self, logs: list[list[list[tuple[str, int]]]], world: int) -> tuple[int, int, int, int]:
         """(lowest, highest) payload the logs allow; the logged bytes and calls."""
-        calls = [(name, int(n)) for check in logs for rank in check for name, n in rank]
+        calls = [(name, n) for check in logs for rank in check for name, n in rank]
         low = high = 0.0
         for name, n in calls:
             least, most = _payload_share(name, n, world)
-            low += least * (1 - RELATIVE) + (MSG_MIN if name in SENDS else 0)
+            low += least * (1 - RELATIVE) + (MSG_MIN if name in SENDS and n else 0)  # an empty send may be skipped
             high += most * (1 + RELATIVE) + (MSG_MAX if name in SENDS else 0)
-            if name not in P2P:  # a collective: gloo's headers between every ordered pair, one P-th per rank
-                high += COLLECTIVE_PER_PAIR * (world - 1)
         pairs = world * (world - 1) // 2
         high += (self.starts * (START_BASE + START_PER_PAIR * pairs) + self.checks * BARRIER_PER_RANK * world
                  + self.retransmits * (min(max((n for _, n in calls), default=0), SEGMENT_MAX) + MSG_MAX))
@@ -369,6 +387,9 @@ class Wire:
         return int(low), int(high), logged, len(calls)
 
     def mismatch(self, logs: list[list[list[tuple[str, int]]]], world: int) -> str | None:
+        bad = [e for check in logs for rank in check for e in rank if not _well_formed(e)]
+        if bad:  # the wrappers log (name, bytes >= 0) only: anything else was written by something else
+            return f"the comm log holds entries no torch.distributed call writes: {bad[:3]}"
         low, high, sent, count = self.bounds(logs, world)
         if low <= self.payload <= high:
             return None

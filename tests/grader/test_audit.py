@@ -503,3 +503,19 @@ def test_the_guard_refuses_host_code_during_a_launch_even_past_the_audit(target_
     x = torch.randn(4)
     with guard.refuse_torch_compute(fn), pytest.raises(guard.TorchComputeRefused, match=message):
         harness._unwrap_interpreter_error(run, x)
+
+
+def test_channels_between_processes_are_refused_for_ranks_not_for_kernels(tmp_path):
+    """Files, sockets, stores... are a way round a rank's comm log (data passed beside decoy sends); a kernel runs
+    in one process, where the sandbox contains its files and network (the cheat corpus tries those at run time),
+    so a kernel exercise is not refused for them. Everything else stays refused for both."""
+    d = unit(tmp_path, k="import pathlib\nimport torch\ndef f(x):\n    torch.save(x, 'x')\n    return 'TCPStore'\n"
+                       "def g(x):\n    import sys\n    return open('y')\n")
+    assert {f.what for f in audit.findings_for(d, "k", "f")} == {"import pathlib", "torch.save", "'TCPStore'"}
+    assert audit.findings_for(d, "k", "f", channels=False) == []
+    audit.check(d, "k", "f", kernel=True)  # a kernel: nothing refused
+    with pytest.raises(audit.TamperingRefused, match="a channel between processes"):
+        audit.check(d, "k", "f", kernel=False)
+    assert whats(audit.findings_for(d, "k", "g", channels=False)) == ["import sys"]
+    with pytest.raises(audit.TamperingRefused, match="import sys"):
+        audit.check(d, "k", "g", kernel=True)

@@ -465,3 +465,31 @@ def test_the_wire_is_not_counted_outside_a_network_of_ones_own(monkeypatch):
     only_lo = {line.split(":")[0].strip() for line in Path("/proc/self/net/dev").read_text().splitlines()[2:]}
     monkeypatch.setenv(ranks.PRIVATE_NET_ENV, "1")
     assert (ranks._net_counters() is None) == (only_lo != {"lo"})
+
+
+def test_the_wire_is_held_to_the_tests_own_account_not_to_a_forged_log():
+    """A log is the learner's claim: an entry forged to explain hidden traffic (a broadcast that never happened)
+    would make the logs and the wire agree, so a test passes the calls it expects of a right implementation and
+    those are what the wire must match. Entries no wrapper writes (a negative size, a bool, an unknown name) are
+    refused outright, and a call with no model (an object collective) allows headers only."""
+    def runs(log0: list, payload: int) -> ranks.RankRuns:
+        out = ranks.RankRuns(2, starts=1)
+        out.outcomes["a"] = ranks.RankRun(2, [None, None], [log0, [("isend", 98_000)]])
+        out.wire = ranks.Wire(payload=payload, packets=100, retransmits=0, starts=1, checks=1)
+        return out
+
+    expected = {"a": [[("isend", 98_000)], [("isend", 98_000)]]}
+    honest = runs([("isend", 98_000)], 200_000)
+    assert honest.wire_mismatch() is None and honest.wire_mismatch(expected) is None
+    hidden = runs([("isend", 98_000)], 300_000)  # 100 kB that no call accounts for
+    assert "does not see" in hidden.wire_mismatch() and "does not see" in hidden.wire_mismatch(expected)
+    with pytest.raises(AssertionError, match="ring on 2 ranks: .*does not see"):
+        hidden.assert_wire("ring", expected)
+    forged = runs([("isend", 98_000), ("broadcast", 200_000)], 300_000)
+    assert forged.wire_mismatch() is None  # the log explains the traffic: the limit of trusting a log
+    assert "does not see" in forged.wire_mismatch(expected)  # the test's own account does not
+    for unmodeled in (("all_gather_object", 10**9), ("barrier", 10**9), ("send_object_list", 10**9)):
+        assert "does not see" in runs([("isend", 98_000), unmodeled], 300_000).wire_mismatch(), unmodeled
+    for bad in (("isend", -100_000), ("isend", True), ("isend", 2.5e5), ("secret", 1), ["isend", 1]):
+        said = runs([("isend", 98_000), bad], 200_000).wire_mismatch()
+        assert said and "no torch.distributed call writes" in said, (bad, said)
