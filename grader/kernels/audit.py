@@ -68,6 +68,9 @@ DENIED_MODULES = frozenset(
 # run in one process (the sandbox contains their files and network: the cheat corpus tries both at run time).
 CHANNEL = ("a channel between processes the grader cannot count (a file, socket, pipe, store or shared memory): "
            "ranks exchange data with torch.distributed's send/recv and collectives only")
+OWN_GROUP = ("a process group of its own: its rendezvous and traffic escape the grader's count; use the default "
+             "group")
+RANKS_ONLY = frozenset({CHANNEL, OWN_GROUP})  # reasons that refuse an exercise run on ranks, not a kernel
 CHANNEL_MODULES = frozenset(
     {
         *("socket", "_socket", "ssl", "select", "selectors", "asyncio", "socketserver", "http", "urllib", "urllib3"),
@@ -131,6 +134,8 @@ DENIED_ATTRS = {
         ),
         CHANNEL,
     ),
+    **dict.fromkeys(("new_group", "new_subgroups", "new_subgroups_by_enumeration", "split_group", "init_device_mesh",
+                     "DeviceMesh", "init_process_group", "destroy_process_group"), OWN_GROUP),
     **{k: DENIED_NAMES[k] for k in ("TorchFunctionMode", "TorchDispatchMode", "DisableTorchFunction",
                                      "DisableTorchFunctionSubclass", "attrgetter", "methodcaller")},
 }
@@ -207,8 +212,9 @@ class Finding:
 
 
 def _channel_or(name: str, why: str) -> str:
-    """A name of a channel between processes (refused for ranks only) keeps that reason; any other, ``why``."""
-    return CHANNEL if DENIED_ATTRS.get(name) == CHANNEL or DENIED_NAMES.get(name) == CHANNEL else why
+    """A name refused for ranks only (a channel, a group of one's own) keeps that reason; any other, ``why``."""
+    reason = DENIED_ATTRS.get(name) or DENIED_NAMES.get(name)
+    return reason if reason in RANKS_ONLY else why
 
 
 def _dotted(node: ast.AST) -> str:
@@ -697,7 +703,7 @@ def findings_for(unit_dir: Path, module: str, name: str, *, channels: bool = Tru
         _CACHE[tkey] = _taint(files)
     tainted = _CACHE[tkey].get(module, {})
     found = dict.fromkeys((tainted.get("*") or []) + tainted.get(name, []))  # in order, once each
-    return [f for f in found if channels or f.why != CHANNEL]
+    return [f for f in found if channels or f.why not in RANKS_ONLY]
 
 
 def check(unit_dir: Path, module: str, name: str, *, kernel: bool = True) -> None:

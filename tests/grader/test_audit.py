@@ -134,6 +134,8 @@ DENIED = [
     ("import torch\nX = torch.zeros(4).share_memory_()\ndef f(x):\n    return X", "share_memory_"),
     ("def f(x):\n    from multiprocessing import shared_memory\n    return shared_memory", "import multiprocessing"),
     ("def f(x):\n    return getattr(x, 'TCPStore')", "getattr(..., 'TCPStore')"),
+    ("import torch.distributed as dist\ndef f(x):\n    return dist.new_group([0, 1])", "dist.new_group"),
+    ("from torch.distributed import init_process_group\ndef f(x):\n    return 0", "import init_process_group"),
 ]
 
 
@@ -509,9 +511,11 @@ def test_channels_between_processes_are_refused_for_ranks_not_for_kernels(tmp_pa
     """Files, sockets, stores... are a way round a rank's comm log (data passed beside decoy sends); a kernel runs
     in one process, where the sandbox contains its files and network (the cheat corpus tries those at run time),
     so a kernel exercise is not refused for them. Everything else stays refused for both."""
-    d = unit(tmp_path, k="import pathlib\nimport torch\ndef f(x):\n    torch.save(x, 'x')\n    return 'TCPStore'\n"
+    d = unit(tmp_path, k="import pathlib\nimport torch\ndef f(x):\n    torch.save(x, 'x')\n    "
+                       "torch.distributed.new_group([0])\n    return 'TCPStore'\n"
                        "def g(x):\n    import sys\n    return open('y')\n")
-    assert {f.what for f in audit.findings_for(d, "k", "f")} == {"import pathlib", "torch.save", "'TCPStore'"}
+    assert {f.what for f in audit.findings_for(d, "k", "f")} == {"import pathlib", "torch.save", "'TCPStore'",
+                                                                 "torch.distributed.new_group"}
     assert audit.findings_for(d, "k", "f", channels=False) == []
     audit.check(d, "k", "f", kernel=True)  # a kernel: nothing refused
     with pytest.raises(audit.TamperingRefused, match="a channel between processes"):
