@@ -211,7 +211,7 @@ class Finding:
         return f"{self.path} line {self.line}: `{self.what}` ({self.why})"
 
 
-def _channel_or(name: str, why: str) -> str:
+def _ranks_only_or(name: str, why: str) -> str:
     """A name refused for ranks only (a channel, a group of one's own) keeps that reason; any other, ``why``."""
     reason = DENIED_ATTRS.get(name) or DENIED_NAMES.get(name)
     return reason if reason in RANKS_ONLY else why
@@ -454,7 +454,7 @@ class _FileAudit(ast.NodeVisitor):
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
                 self.finding(node, "getattr(..., <computed name>)", "attribute access by computed name")
             elif _is_private(name.value) or name.value in DENIED_DUNDER_ATTRS or name.value in DENIED_ATTRS:
-                why = _channel_or(name.value, "a private attribute by name")
+                why = _ranks_only_or(name.value, "a private attribute by name")
                 self.finding(node, f"getattr(..., {name.value!r})", why)
         self.generic_visit(node)
 
@@ -488,7 +488,7 @@ class _FileAudit(ast.NodeVisitor):
         elif text in DENIED_DUNDER_ATTRS:  # type("P", (), {"__array_interface__": ...}), getattr
             self.finding(node, repr(text), "reflection or raw memory by name")
         elif text.isidentifier() and (_is_private(text) or text in DENIED_NAMES or text in DENIED_ATTRS):
-            why = _channel_or(text, "names a refused attribute (it could be reached by that name)")
+            why = _ranks_only_or(text, "names a refused attribute (it could be reached by that name)")
             self.finding(node, repr(text), why)
         elif _FORMAT_ATTR.search(text):
             self.finding(node, repr(text)[:40], "a format string that reaches a private attribute")
@@ -496,7 +496,7 @@ class _FileAudit(ast.NodeVisitor):
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attr in node.kwd_attrs:  # case object(_C=c): attribute access spelled as a pattern
             if _is_private(attr) or attr in DENIED_ATTRS or attr in DENIED_DUNDER_ATTRS:
-                why = _channel_or(attr, "reaches a refused attribute by a pattern")
+                why = _ranks_only_or(attr, "reaches a refused attribute by a pattern")
                 self.finding(node, f"case ...({attr}=...)", why)
         self.generic_visit(node)
 
@@ -688,9 +688,10 @@ def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
 _CACHE: dict[tuple[tuple[str, int, int], ...], dict[str, dict[str, list[Finding]]]] = {}
 
 
-def findings_for(unit_dir: Path, module: str, name: str, *, channels: bool = True) -> list[Finding]:
+def findings_for(unit_dir: Path, module: str, name: str, *, ranks: bool = True) -> list[Finding]:
     """What in ``unit_dir`` could switch off the grader's checks for ``module.name`` (empty: nothing); without
-    the channels between processes (files, sockets...) where ``channels`` is False (a kernel exercise)."""
+    what is refused for exercises run on ranks only (RANKS_ONLY: channels, groups of one's own) where ``ranks`` is
+    False (a kernel exercise)."""
     paths = sorted(unit_dir.glob("*.py")) if unit_dir.is_dir() else []
     key = []
     for p in paths:
@@ -703,13 +704,13 @@ def findings_for(unit_dir: Path, module: str, name: str, *, channels: bool = Tru
         _CACHE[tkey] = _taint(files)
     tainted = _CACHE[tkey].get(module, {})
     found = dict.fromkeys((tainted.get("*") or []) + tainted.get(name, []))  # in order, once each
-    return [f for f in found if channels or f.why not in RANKS_ONLY]
+    return [f for f in found if ranks or f.why not in RANKS_ONLY]
 
 
 def check(unit_dir: Path, module: str, name: str, *, kernel: bool = True) -> None:
     """Raise TamperingRefused when a finding reaches the exercise ``module.name`` (a kernel, or another exercise
     whose checks run beside the learner's code: ``kernel=False``)."""
-    found = findings_for(unit_dir, module, name, channels=not kernel)
+    found = findings_for(unit_dir, module, name, ranks=not kernel)
     if found:
         shown = "; ".join(f.describe() for f in found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
         what, needs = (("a kernel exercise", "a kernel needs only triton, torch allocation and arithmetic") if kernel

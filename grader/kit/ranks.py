@@ -286,23 +286,23 @@ SEGMENT_MAX = 65536  # a TCP segment on lo (its MTU): the most one retransmissio
 RETRANSMITS_CREDITED = 2
 
 
-# What one rank's logged call puts on the wire, as a fraction of its logged bytes (every tensor argument), and
-# gloo's headers in multiples of COLLECTIVE_PER_PAIR · (P - 1); measured on 2-4 ranks, 800 B to 400 KB (torch
-# 2.13, gloo). all_reduce: a ring, 2(P-1)/P·n per rank. broadcast: the root's n to each other rank. reduce:
-# (P-1)·n + (P-1)/P·n per call. gather/scatter: (P-1)·n per call, logged (P+1)·n at the root and n elsewhere;
-# all_to_all: P(P-1)·n per call, logged 2P·n per rank (summed over the ranks, both come to (P-1)/2P of the log).
-# all-gathers: (P-1)·n_in per rank, logged (P+1)·n_in. reduce-scatters: an all-reduce of the P·n input, logged
-# (P+1)·n; the list form's headers are P times an all-reduce's. Barriers: headers only.
-_SHARES: dict[str, tuple[Callable[[int], float], int]] = {
-    "all_reduce": (lambda p: 2 * (p - 1) / p, 1),
-    "broadcast": (lambda p: (p - 1) / p, 1),
-    "reduce": (lambda p: (p * p - 1) / (p * p), 1),
-    **dict.fromkeys(("gather", "scatter", "all_to_all", "all_to_all_single"), (lambda p: (p - 1) / (2 * p), 1)),
-    **dict.fromkeys(("all_gather", "all_gather_into_tensor", "all_gather_single"), (lambda p: (p - 1) / (p + 1), 1)),
-    **dict.fromkeys(("reduce_scatter_tensor", "reduce_scatter_single"), (lambda p: 2 * (p - 1) / (p + 1), 1)),
-    "reduce_scatter": (lambda p: 2 * (p - 1) / (p + 1), 0),  # 0: P headers' worth (see above)
-    **dict.fromkeys(("barrier", "monitored_barrier"), (lambda p: 0.0, 1)),
+# What one rank's logged call puts on the wire, as a fraction of its logged bytes (every tensor argument); measured
+# on 2-4 ranks, 800 B to 400 KB (torch 2.13, gloo). all_reduce: a ring, 2(P-1)/P·n per rank. broadcast: the
+# root's n to each other rank. reduce: (P-1)·n + (P-1)/P·n per call. gather/scatter: (P-1)·n per call, logged
+# (P+1)·n at the root and n elsewhere; all_to_all: P(P-1)·n per call, logged 2P·n per rank (summed over the
+# ranks, both come to (P-1)/2P of the log). all-gathers: (P-1)·n_in per rank, logged (P+1)·n_in. reduce-scatters:
+# an all-reduce of the P·n input, logged (P+1)·n; the list form's headers are P times an all-reduce's
+# (LIST_HEADERS). Barriers: headers only.
+_SHARES: dict[str, Callable[[int], float]] = {
+    "all_reduce": lambda p: 2 * (p - 1) / p,
+    "broadcast": lambda p: (p - 1) / p,
+    "reduce": lambda p: (p * p - 1) / (p * p),
+    **dict.fromkeys(("gather", "scatter", "all_to_all", "all_to_all_single"), lambda p: (p - 1) / (2 * p)),
+    **dict.fromkeys(("all_gather", "all_gather_into_tensor", "all_gather_single"), lambda p: (p - 1) / (p + 1)),
+    **dict.fromkeys(("reduce_scatter", "reduce_scatter_tensor", "reduce_scatter_single"),
+                    lambda p: 2 * (p - 1) / (p + 1)),
 }
+LIST_HEADERS = frozenset({"reduce_scatter"})
 
 
 def _payload_share(name: str, nbytes: int, world: int) -> tuple[float, float]:
@@ -313,9 +313,9 @@ def _payload_share(name: str, nbytes: int, world: int) -> tuple[float, float]:
         return nbytes, nbytes
     if name in ("recv", "irecv"):
         return 0, 0
-    share, headers = _SHARES.get(name, (lambda p: 0.0, 1))
-    share_bytes = share(world) * nbytes
-    return share_bytes, share_bytes + COLLECTIVE_PER_PAIR * (world - 1) * (headers or world)
+    share = _SHARES[name](world) * nbytes if name in _SHARES else 0.0
+    headers = COLLECTIVE_PER_PAIR * (world - 1) * (world if name in LIST_HEADERS else 1)
+    return share, share + headers
 
 
 def _well_formed(entry: object) -> bool:
@@ -333,8 +333,8 @@ def _net_counters() -> dict[str, int] | None:
         names = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].split() for line in dev}
         if set(names) != {"lo"}:
             return None
-        out = {"bytes": int(names["lo"][8]), "packets": int(names["lo"][9])}
-        for path in ("/proc/self/net/snmp", "/proc/self/net/snmp6", "/proc/self/net/netstat"):
+        out = {"bytes": int(names["lo"][8])}
+        for path in ("/proc/self/net/snmp", "/proc/self/net/snmp6"):
             lines = Path(path).read_text().splitlines()
             if path.endswith("6"):
                 pairs = [line.split() for line in lines if line.strip()]
@@ -360,7 +360,6 @@ class Wire:
     """
 
     payload: int
-    packets: int
     retransmits: int
     starts: int
     checks: int
@@ -374,10 +373,10 @@ class Wire:
                    + d.get("6:UdpLite6OutDatagrams", 0)) + ICMP_HEADER * (d.get("IcmpOutMsgs", 0)
                    + d.get("6:Icmp6OutMsgs", 0)))
         retrans = d.get("TcpRetransSegs", 0)
-        return cls(d["bytes"] - headers - TCP_HEADER * retrans, d["packets"], retrans, starts, checks, complete)
+        return cls(d["bytes"] - headers - TCP_HEADER * retrans, retrans, starts, checks, complete)
 
     def bounds(self, logs: list[list[list[tuple[str, int]]]], world: int) -> tuple[int, int, int, int]:
-        """(lowest, highest) payload the logs allow; the logged bytes and calls."""
+        """(lowest, highest) payload the calls allow; the bytes they pass and how many they are."""
         calls = [(name, n) for check in logs for rank in check for name, n in rank]
         low = high = 0.0
         for name, n in calls:
@@ -392,15 +391,16 @@ class Wire:
         return int(low), int(high), logged, len(calls)
 
     def mismatch(self, logs: list[list[list[tuple[str, int]]]], world: int) -> str | None:
+        """None when the payload is within :meth:`bounds` of the calls ``logs`` holds (per check, per rank)."""
         bad = [e for check in logs for rank in check for e in rank if not _well_formed(e)]
         if bad:  # the wrappers log (name, bytes >= 0) only: anything else was written by something else
             return f"the comm log holds entries no torch.distributed call writes: {bad[:3]}"
         low, high, sent, count = self.bounds(logs, world)
         if low <= self.payload <= high:
             return None
-        said = (f"the comm log of {world} ranks ({count} calls passing {sent:,} B of tensors) means {low:,}-{high:,} B "
-                "of payload on the loopback (gloo's headers, the rendezvous and the grader's barriers included), "
-                f"but it carried {self.payload:,} B")
+        said = (f"the calls the test counts for {world} ranks ({count}, passing {sent:,} B of tensors) mean "
+                f"{low:,}-{high:,} B of payload on the loopback (gloo's headers, the rendezvous and the grader's "
+                f"barriers included), but it carried {self.payload:,} B")
         if self.payload > high:
             return (f"{said}: data went by a route the comm log does not see (a socket or store of your own, a "
                     "process group's functions reached some other way); exchange data only with torch.distributed's "

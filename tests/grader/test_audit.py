@@ -516,10 +516,10 @@ def test_channels_between_processes_are_refused_for_ranks_not_for_kernels(tmp_pa
                        "def g(x):\n    import sys\n    return open('y')\n")
     assert {f.what for f in audit.findings_for(d, "k", "f")} == {"import pathlib", "torch.save", "'TCPStore'",
                                                                  "torch.distributed.new_group"}
-    assert audit.findings_for(d, "k", "f", channels=False) == []
+    assert audit.findings_for(d, "k", "f", ranks=False) == []
     audit.check(d, "k", "f", kernel=True)  # a kernel: nothing refused
     with pytest.raises(audit.TamperingRefused, match="a channel between processes"):
         audit.check(d, "k", "f", kernel=False)
-    assert whats(audit.findings_for(d, "k", "g", channels=False)) == ["import sys"]
+    assert whats(audit.findings_for(d, "k", "g", ranks=False)) == ["import sys"]
     with pytest.raises(audit.TamperingRefused, match="import sys"):
         audit.check(d, "k", "g", kernel=True)

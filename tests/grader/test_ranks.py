@@ -315,11 +315,13 @@ print("OK", run.startup_s)
 """
 
 
-def _judge(prefix: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, boundary.ISOLATE_ENV: "1", boundary.CALL_TIMEOUT_ENV: "30", "PYTHONPATH": str(REPO_ROOT)}
-    code = _IN_BATCH.format(tests=str(Path(__file__).parent))
+def _judge(prefix: list[str], script: str = _IN_BATCH, **env: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run as batch grading's judge (``prefix``: bwrap's view, or nothing), with ``env`` added."""
+    env = {**os.environ, boundary.ISOLATE_ENV: "1", boundary.CALL_TIMEOUT_ENV: "60", "PYTHONPATH": str(REPO_ROOT),
+           **env}
+    code = script.format(tests=str(Path(__file__).parent))
     return subprocess.run([*prefix, sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=180, cwd=REPO_ROOT)
+                          timeout=300, cwd=REPO_ROOT)
 
 
 def test_in_batch_grading_the_ranks_fork_from_the_worker():
@@ -449,11 +451,7 @@ def test_the_judge_counts_the_wire_and_catches_a_log_that_hides_or_invents_traff
     loopback's counters around each run, so traffic that a log does not show (an unlogged gloo send or all-reduce, a
     TCPStore of one's own) or a log entry without traffic is caught whatever happened in the ranks; honest logs of
     sends and of collectives (all-reduce, all-gather, reduce-scatter) match."""
-    env = {**os.environ, boundary.ISOLATE_ENV: "1", boundary.CALL_TIMEOUT_ENV: "60", "PYTHONPATH": str(REPO_ROOT),
-           ranks.PRIVATE_NET_ENV: "1"}
-    code = _ON_THE_WIRE.format(tests=str(Path(__file__).parent))
-    proc = subprocess.run([*bwrap_prefix, sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=300, cwd=REPO_ROOT)
+    proc = _judge(bwrap_prefix, _ON_THE_WIRE, **{ranks.PRIVATE_NET_ENV: "1"})
     assert proc.returncode == 0 and "OK" in proc.stdout, (proc.stdout[-3000:], proc.stderr[-3000:])
 
 
@@ -476,7 +474,7 @@ def test_the_wire_is_held_to_the_tests_own_account_not_to_a_forged_log():
     def runs(log0: list, payload: int) -> ranks.RankRuns:
         out = ranks.RankRuns(2, starts=1)
         out.outcomes["a"] = ranks.RankRun(2, [None, None], [log0, [("isend", 98_000)]])
-        out.wire = ranks.Wire(payload=payload, packets=100, retransmits=0, starts=1, checks=1)
+        out.wire = ranks.Wire(payload=payload, retransmits=0, starts=1, checks=1)
         return out
 
     expected = {"a": [[("isend", 98_000)], [("isend", 98_000)]]}

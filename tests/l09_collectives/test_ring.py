@@ -307,7 +307,7 @@ def _ring_sends(name: str, world: int, rank: int) -> list[tuple[str, int]]:
     """The sends a ring makes on ``rank`` over every case of check ``name``: one chunk per step, the schedule's."""
     sends = []
     for numel, _, dtype in CASES:
-        size = [(b - a) * torch.empty((), dtype=dtype).element_size() for a, b in _bounds(numel, world)]
+        size = [(b - a) * dtype.itemsize for a, b in _bounds(numel, world)]
         if name in ("reduce_scatter", "all_reduce"):  # step s sends chunk (r - s - 1) mod P
             sends += [("isend", size[(rank - s - 1) % world]) for s in range(world - 1)]
         if name in ("all_gather", "all_reduce"):  # step s sends chunk (r - s) mod P
@@ -323,7 +323,7 @@ def _traffic(name: str, world: int, fn: str, phase: str) -> None:
         assert len(sizes) <= steps, (
             f"{fn} on rank {rank} of {world} ({case}) made {len(sizes)} sends; the ring makes one per step, "
             f"{steps} in all: send each chunk whole, in one message")
-        elem = torch.empty((), dtype=dtype).element_size()
+        elem = dtype.itemsize
         want = _bytes(numel, world, rank, elem)[phase]
         chunk = -(-numel // world) * elem
         assert sent == want, (
