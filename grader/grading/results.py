@@ -28,6 +28,19 @@ class Tier(StrEnum):
     GPU_PERF = "gpu_perf"
 
 
+# The most characters kept of each text a learner's code can fill. A failure message of megabytes (an exception
+# whose text is the whole input) once made a 66 MB results file in batch grading.
+TEXT_CAPS = {"message": 2_000, "detail": 20_000, "output": 8_000, "hint": 2_000}
+
+
+def cap_text(text: str, cap: int) -> str:
+    """``text`` cut to ``cap`` characters at most, saying how many were left out."""
+    if len(text) <= cap:
+        return text
+    note = f" … [{len(text) - cap:,} more characters cut]"
+    return text[: max(cap - len(note), 0)] + note
+
+
 @dataclass(frozen=True)
 class TestResult:
     """What one graded test found."""
@@ -50,6 +63,11 @@ class TestResult:
     output: str = ""  # what the learner's code printed during a failed test (trimmed)
     validation: bool = False  # a bad-argument test (@grade(..., validation=True)): gated like efficiency
     executor: str = ""  # what ran the test's CUDA C++ kernels: "GPU" or the CPU executor ("" for none)
+
+    def __post_init__(self) -> None:
+        """Texts the learner's code can fill (exception text, prints) are capped: results stay small."""
+        for name, cap in TEXT_CAPS.items():
+            object.__setattr__(self, name, cap_text(getattr(self, name), cap))
 
     @property
     def max_score(self) -> float:

@@ -11,6 +11,8 @@ import pytest
 # the process. Imported here, it stays loaded across runs.
 import torch  # noqa: F401
 
+from grader.grading import results
+
 UNIT_TESTS = '''
 from grader.kit import grade, learner
 
@@ -90,6 +92,20 @@ def test_missing_module_fails_only_what_needs_it(course):
     _, rows = course("def f(x):\n    return 2 * x\n")
     assert rows["test_doubles"]["status"] == "passed"
     assert rows["test_g"]["status"] == "failed" and "has no `g`" in rows["test_g"]["message"]
+
+
+def test_what_the_learner_fills_is_capped_in_the_results(course):
+    """Hostile round 3, class 9: an exception text of megabytes per test made a 66 MB results file."""
+    huge = "def f(x):\n    print('p' * 3_000_000)\n    raise ValueError('v' * 5_000_000)\ndef g():\n    return 1\n"
+    _, rows = course(huge)
+    for name in ("test_doubles", "test_property"):
+        row = rows[name]
+        assert row["status"] == "failed" and row["message"].startswith("ValueError")
+        for field, cap in results.TEXT_CAPS.items():
+            assert len(row[field]) <= cap, f"{name}: {field} has {len(row[field]):,} characters"
+        assert "more characters cut" in row["message"]
+    assert rows["test_g"]["status"] == "passed", "the rest is graded"
+    assert results.cap_text("short", 10) == "short" and len(results.cap_text("x" * 50, 40)) == 40
 
 
 REFUSE_TESTS = '''
