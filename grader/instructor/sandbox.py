@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -203,7 +204,7 @@ def stage_repo(dest: Path, units: Sequence[str], root: Path = REPO_ROOT, *, preb
     ``root``'s own where it has one (a staged repo), else built here (:func:`prebuild`)."""
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "known_wrong", "known_right", ".hypothesis")
     shutil.copytree(root / "grader", dest / "grader", ignore=skip)
-    for unit in units:
+    for unit in tests_needed(units, root / "tests"):
         shutil.copytree(root / "tests" / unit, dest / "tests" / unit, ignore=skip)
     shutil.copy2(root / "pyproject.toml", dest / "pyproject.toml")
     source = prebuilt if prebuilt is not None else root / PREBUILT
@@ -213,6 +214,21 @@ def stage_repo(dest: Path, units: Sequence[str], root: Path = REPO_ROOT, *, preb
         prebuild(dest / PREBUILT, units)
     _read_only(dest)
     return dest
+
+
+def tests_needed(units: Sequence[str], tests: Path) -> list[str]:
+    """``units`` and every other unit whose tests folder theirs name (C2's tests load L33's reference model from
+    ``tests/l33_paged_kv``), transitively. Only ``units`` are collected; the others are support files."""
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and p.name != "grader"}
+    needed, todo = list(dict.fromkeys(units)), list(units)
+    while todo:
+        unit = todo.pop()
+        text = "\n".join(p.read_text(errors="replace") for p in (tests / unit).glob("*.py"))
+        for other in sorted(folders - set(needed)):
+            if re.search(rf"\b{re.escape(other)}\b", text):
+                needed.append(other)
+                todo.append(other)
+    return needed
 
 
 def prebuild(dest: Path, units: Sequence[str]) -> None:

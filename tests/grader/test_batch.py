@@ -905,3 +905,20 @@ def test_same_exercise_other_mode():
         assert not plugin._shares_worker(Item("gpu_perf"), None)
     finally:
         plugin._is_gpu_perf = original
+
+
+def test_a_unit_whose_tests_load_another_units_support_is_staged_and_collected_alone(tmp_path):
+    """Hostile round 3: `batch -u c2` alone aborted at collection (C2's tests load L33's reference model, which was
+    staged only when L33 was graded too). The staged repo holds it; only C2's tests are collected."""
+    assert sandbox.tests_needed(["c2_paged_engine"], REPO_ROOT / "tests") == ["c2_paged_engine", "l33_paged_kv"]
+    assert sandbox.tests_needed(["l02_ai_math"], REPO_ROOT / "tests") == ["l02_ai_math"]
+    staged = sandbox.stage_repo(tmp_path / "repo", ["c2_paged_engine"], prebuilt=tmp_path / "none")
+    assert not (staged / "tests" / "l33_paged_kv" / "known_wrong").exists(), "support folders lose their corpora too"
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
+                          "-c", str(staged / "pyproject.toml"), "--rootdir", str(staged),
+                          str(staged / "tests" / "c2_paged_engine")],
+                         cwd=staged, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(staged)})
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    collected = [line for line in out.stdout.splitlines() if "::" in line]
+    assert collected and all(line.startswith("tests/c2_paged_engine/") for line in collected), out.stdout[-2000:]
