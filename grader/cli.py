@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from grader import api
 from grader.authoring import stubs
@@ -28,7 +29,7 @@ def _grade(args: argparse.Namespace) -> int:
                            call_timeout=args.timeout, progress=line)
     except api.GraderError as exc:
         line.clear()
-        console.print(f"[red]grader error:[/red] {exc}")
+        console.print(f"[red]grader error:[/red] {escape(str(exc))}")
         return 2
     except api.GradingInterrupted as stop:
         line.clear()
@@ -159,7 +160,7 @@ def _batch(args: argparse.Namespace) -> int:
         with batch.progress_bar(console) as progress:
             report = batch.run_batch(options, progress)
     except (batch.BatchError, sandbox.SandboxUnavailable, api.GraderError) as exc:
-        console.print(f"[red]batch error:[/red] {exc}")
+        console.print(f"[red]batch error:[/red] {escape(str(exc))}")
         return 2
     batch.print_summary(report, console)
     return 3 if report.layout_warning() else 0

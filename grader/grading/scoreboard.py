@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -100,7 +101,7 @@ def render(report: GradeReport, console: Console, *, verbose: bool = False) -> N
 def _footer(report: GradeReport, console: Console) -> None:
     failed = [r for r in report.results if r.status is Status.FAILED and r.detail]
     for r in failed[:3]:
-        console.print(f"\n[red]{r.unit} · {r.exercise} · {r.name}[/red]: {r.message}")
+        console.print(f"\n[red]{r.unit} · {r.exercise} · {r.name}[/red]: {escape(r.message)}")
         console.print(Text(r.detail.strip("\n")[:1500], style="dim"))
     console.print()
     for unit, results in report.by_unit().items():
@@ -112,11 +113,11 @@ def _footer(report: GradeReport, console: Console) -> None:
         console.print(f"  [cyan]{len(report.pending_gpu)} test(s), {pts:g} points, pending GPU:[/cyan] "
                       "not counted; they are graded on a machine with a CUDA GPU or in the docker image")
         for line in pending_lines(report.pending_gpu):
-            console.print(f"    [cyan]{line}[/cyan]")
+            console.print(f"    [cyan]{escape(line)}[/cyan]")
     nxt = next_exercise(report.results)
     if nxt is not None:
         label, style = STYLE[nxt.status]
-        console.print(f"\n  next: [{style}]{nxt.unit} · {nxt.exercise}[/{style}] ({label}): {nxt.message}")
+        console.print(f"\n  next: [{style}]{nxt.unit} · {nxt.exercise}[/{style}] ({label}): {escape(nxt.message)}")
 
 
 def pending_lines(pending: list[TestResult]) -> list[str]:

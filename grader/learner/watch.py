@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from grader import api
@@ -87,7 +88,7 @@ class Watcher:
                                 progress=line)
         except api.GraderError as exc:
             line.clear()
-            self.console.print(f"[red]grader error:[/red] {exc}")
+            self.console.print(f"[red]grader error:[/red] {escape(str(exc))}")
             return time.time() - saved_at
         line.clear()
         history.save_quietly(report)
@@ -155,7 +156,7 @@ def _watch(args: argparse.Namespace) -> int:
         watch(unit, args.exercise, target=Path(args.target), call_timeout=args.timeout, console=console,
               max_runs=args.max_runs)
     except api.GraderError as exc:
-        console.print(f"[red]watch:[/red] {exc}")
+        console.print(f"[red]watch:[/red] {escape(str(exc))}")
         return 2
     except ValueError:
         console.print(f"[red]watch:[/red] {args.unit!r} names several units: name one")

@@ -96,3 +96,15 @@ def test_scoreboard_shows_rows_failures_todo_and_pending():
     assert "FAIL" in text and "3 of 8 elements differ" in text and "Mask?" in text
     assert "TODO" in text and "pending GPU" in text and "total: 2/6" in text
     assert "1 test(s), 5 points, pending GPU" in text
+
+
+def test_learner_text_is_printed_literally_not_as_markup():
+    """Square brackets vanished from messages (`warp_totals[lane]` shown as `warp_totals`): rich read them as markup."""
+    message = "warp_totals[lane] = 3, expected s[tid] · [bold]x[/bold] · a[i][j]"
+    report = GradeReport("exercises", (
+        _r("test_bad", Status.FAILED, 0, message=message, detail="Falsifying: x[0]=1", hint="Is [red] a tag?"),))
+    out = io.StringIO()
+    scoreboard.render(report, Console(file=out, width=400, color_system=None))
+    text = out.getvalue()
+    assert text.count(message) >= 3, text  # the table row, the failure under the table, and `next:`
+    assert "Falsifying: x[0]=1" in text and "Is [red] a tag?" in text
