@@ -81,14 +81,14 @@ def _stats(args: argparse.Namespace) -> int:
              "median_s": s.median_s} for s in stats], "boxes": _boxes(cards)}, indent=1))
         return 0
     if not rows:
-        print(f"no drill history yet in {history.db_path()}: run `python -m grader drill`")
+        print(f"no drill history yet in {history.db_path()}: run `make drill`")
         return 0
     print(f"{len(rows)} answers in {sessions} sessions ({history.db_path()})")
     print("\n".join(history.chart(stats)))
     weak = [s for s in stats if s.accuracy < 1][:3]
     if weak:
         print("weakest topics: " + ", ".join(f"{s.topic} ({s.accuracy:.0%})" for s in weak) +
-              f"  → python -m grader drill {' '.join('--topic ' + s.topic for s in weak)}")
+              f"  → make drill ARGS=\"{' '.join('--topic ' + s.topic for s in weak)}\"")
     print("Leitner boxes (1 = comes back next session): " +
           ", ".join(f"box {b}: {n}" for b, n in sorted(_boxes(cards).items())))
     return 0

@@ -373,7 +373,7 @@ def _overall(right: int, numeric: list[dict[str, Any]], designs: list[dict[str, 
     by_topic = _group(numeric, "topic")
     weakest = min(by_topic, key=lambda k: sum(r["correct"] for r in by_topic[k]) / len(by_topic[k]), default=None)
     return (f"  overall {sum(parts) / len(parts):.0%} (the questions and each design weigh the same)"
-            + (f"; drill next: python -m grader drill --topic {weakest}" if weakest else ""))
+            + (f'; drill next: make drill ARGS="--topic {weakest}"' if weakest else ""))
 
 
 def _designs(topics: tuple[str, ...]) -> list[Design]:

@@ -44,7 +44,7 @@ GENERIC = {
     FailureKind.TRAFFIC: "The values are right, the counted traffic is not: compare what your kernel loads and "
                          "stores with the unit's ledger in its README.",
     FailureKind.EXCEPTION: "Your code raised: the line named above is in your file; replay the case to see the "
-                           "inputs (`python -m grader run`).",
+                           "inputs (`make run`).",
     FailureKind.TYPE: "Return exactly what the docstring of the stub asks for: its type (an exact int, a "
                       "tensor, a tuple), its shape and its dtype.",
     FailureKind.TIMEOUT: "A call ran past the time limit: a loop whose condition never changes? Give it longer "

@@ -435,8 +435,8 @@ def replay_command(unit: str, exercise: str, case: int) -> str:
     """The command that runs one graded test again and shows its inputs, values and prints (on the same target:
     ``--target DIR`` unless it is exercises/)."""
     root = target.target_root()
-    where = "" if root == target.REPO_ROOT / "exercises" else f" --target {target.display_path(root)}"
-    return f"python -m grader run {unit.split('_')[0]}:{exercise}" + (f" --case {case}" if case else "") + where
+    where = "" if root == target.REPO_ROOT / "exercises" else f' ARGS="--target {target.display_path(root)}"'
+    return f"make run L={unit.split('_')[0]} E={exercise}" + (f" CASE={case}" if case else "") + where
 
 
 def _classify_failure(base: dict, exc: BaseException, hint: str, *, case: int = 0, inputs: str = "",

@@ -88,7 +88,7 @@ def render(h: Hints, level: int) -> str:
         if n in h.levels:
             shown.append(f"  {n}. ({LEVEL_NAMES[n]}) {h.levels[n]}")
     if level < 3 and level + 1 in h.levels:
-        shown.append(f"  more: python -m grader hint {h.unit.split('_')[0]}:{h.exercise} --level {level + 1}")
+        shown.append(f"  more: make hint L={h.unit.split('_')[0]} E={h.exercise} LEVEL={level + 1}")
     elif level + 1 not in h.levels and len(shown) == 1:
         shown.append("  no hint written for this exercise yet: read the unit's README and the stub's docstring")
     return "\n".join(shown)

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from grader import api
@@ -110,12 +111,13 @@ def _next(rows: list[UnitProgress], report: GradeReport, console: Console) -> No
     first_new = next((r for r in rows if not r.graded), None)
     if nxt is not None and (first_new is None or order[nxt.unit] < order[first_new.unit]):
         short = nxt.unit.split("_")[0]
-        console.print(f"\n  next: [bold]{nxt.unit} · {nxt.exercise}[/bold] ({nxt.status.value.upper()}): {nxt.message}")
-        console.print(f"        make grade L={short[1:]} E={nxt.exercise}   ·   python -m grader hint "
-                      f"{short}:{nxt.exercise}   ·   lecture: {lecture_link(nxt.unit) or 'see the README'}")
+        console.print(f"\n  next: [bold]{nxt.unit} · {nxt.exercise}[/bold] ({nxt.status.value.upper()}): "
+                      f"{escape(nxt.message)}")
+        console.print(f"        make grade L={short} E={nxt.exercise}   ·   make hint L={short} "
+                      f"E={nxt.exercise}   ·   lecture: {lecture_link(nxt.unit) or 'see the README'}")
     elif first_new is not None:
         console.print(f"\n  next: [bold]{first_new.unit}[/bold] (not graded yet): read exercises/{first_new.unit}/"
-                      f"README.md, then make grade L={first_new.unit.split('_')[0][1:]}")
+                      f"README.md, then make grade L={first_new.unit.split('_')[0]}")
     else:
         console.print("\n  every unit is done: well played")
 

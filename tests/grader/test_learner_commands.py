@@ -75,7 +75,7 @@ def test_every_exercise_has_three_hint_levels_without_solution_code(unit, hinted
 def test_hint_levels_are_shown_one_more_at_a_time():
     h = hints.find("23:softmax_fused")
     one, three = hints.render(h, 1), hints.render(h, 3)
-    assert "1. (a question)" in one and "2." not in one and "--level 2" in one
+    assert "1. (a question)" in one and "2." not in one and "make hint L=l23 E=softmax_fused LEVEL=2" in one
     assert all(f"{n}. " in three for n in (1, 2, 3)) and "more:" not in three
     with pytest.raises(api.GraderError, match="did you mean 'softmax_fused'"):
         hints.find("23:softmax_fusde")

@@ -167,7 +167,7 @@ def test_a_failing_tests_prints_and_inputs_are_shown(demo):
     values = rows["test_f_values"]
     assert "debug: x.sum() = 3.0" in values["output"]
     assert "last call of your code: f(tensor([1., 1., 1.]))" in values["detail"]
-    assert "replay: python -m grader run l99:f --case 1" in values["detail"]
+    assert "replay: make run L=l99 E=f CASE=1" in values["detail"]
     assert "reproduce_failure" not in values["detail"]
     out = io.StringIO()
     scoreboard.render(GradeReport("t", (TestResult.from_dict(values),)), Console(file=out, width=200))

@@ -78,7 +78,7 @@ def test_right_wrong_todo_and_pending(course):
     assert prop["message"] == "f(0) = 1", "hypothesis shrinks to the smallest failing input"
     assert "test_property(" in prop["detail"] and "x=0" in prop["detail"]
     assert "reproduce_failure" not in prop["detail"], "the learner has no test function to decorate"
-    assert "replay: python -m grader run l99:f --case 3" in prop["detail"]
+    assert "replay: make run L=l99 E=f CASE=3" in prop["detail"]
 
 
 def test_full_marks_and_exercise_filter(course):
