@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 
 from grader.authoring import stubs
 from grader.authoring.stubs import StubError, make_stub
+from grader.grading.target import REPO_ROOT
 
 SOLUTION = textwrap.dedent('''\
     def f(x):
@@ -225,3 +228,11 @@ def test_a_class_exercise_is_found_listed_and_reset_on_its_own(tmp_path):
     path = _tree(tmp_path, {"u/m.py": mine}) / "u/m.py"
     done = stubs.restore(path, stub, "Reducer")
     assert done.changed and "TODO: one more." in path.read_text() and "return x + x" in path.read_text()
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (REPO_ROOT / ".git").exists(), reason="not a git checkout")
+def test_reset_backups_are_git_ignored():
+    """`make reset` copies a learner's version to exercises/<unit>/.backup/: a `git add .` must not commit it."""
+    backup = f"exercises/l23_online_softmax/{stubs.BACKUP}/softmax.20261205-101010.py"
+    proc = subprocess.run(["git", "check-ignore", "-q", "--no-index", backup], cwd=REPO_ROOT)
+    assert proc.returncode == 0, f"{backup} is not ignored: add exercises/*/{stubs.BACKUP}/ to .gitignore"
