@@ -8,7 +8,7 @@ states of that slice only. Each step:
     stage 1: all-reduce the full gradient (every rank has the average), Adam on my slice, all-gather slices
     stage 2: reduce-scatter the gradient (I receive only my slice's average), Adam on it, all-gather slices
 
-The update is the same, bit for bit, as a plain Adam fed the averaged gradient: sharding changes where
+The update is the same, to rounding, as a plain Adam fed the averaged gradient: sharding changes where
 the states live, not a single number. The flat buffer is padded to P·S elements, S = ceil(numel / P)
 (l29's ``shard_params``), so every rank's slice has the same length.
 
@@ -74,7 +74,7 @@ def adam_update_(
     eps: float,
     weight_decay: float = 0.0,
 ) -> None:
-    """One Adam step in place, in torch.optim.Adam's single-tensor order (so the bits match).
+    """One Adam step in place, as torch.optim.Adam does it (graded to 64 ulps: the README says why).
 
     g = grad + wd·param (L2, not AdamW; ``grad`` itself untouched); m ← lerp(m, g, 1−β1);
     v ← β2·v + (1−β2)·g²; param ← param − lr/(1−β1^t) · m / (sqrt(v)/sqrt(1−β2^t) + eps). ``step`` counts from 1.

@@ -1,4 +1,4 @@
-"""L29 · ZeRO-1/2 for real: shard ranges, Adam in place (bit for bit torch's), sharded Adam on gloo."""
+"""L29 · ZeRO-1/2 for real: shard ranges, Adam in place (torch's to a few ulps), sharded Adam on gloo."""
 
 from __future__ import annotations
 
@@ -67,11 +67,12 @@ def _grads(shape, steps: int, dtype, seed: int):
 
 
 @grade(adam_update_, "correctness", points=3,
-       hint="torch.optim.Adam divides by 1 − β^t twice; in which order does it round, and where does weight decay go?")
+       hint="torch.optim.Adam divides by 1 − β^t twice: which quantities does each correction scale, and where does "
+            "weight decay go?")
 @pytest.mark.parametrize("dtype_name", ["float64", "float32"])
 @pytest.mark.parametrize("wd", [0.0, 0.01])
-def test_adam_update_bitwise_equals_torch(dtype_name, wd):
-    """5 steps, torch.equal with torch.optim.Adam(foreach=False) on the same parameter and gradients."""
+def test_adam_update_equals_torch(dtype_name, wd):
+    """5 steps against torch.optim.Adam(foreach=False) on the same parameter and gradients, to ULPS ulps."""
     import torch
 
     dtype = getattr(torch, dtype_name)
@@ -91,11 +92,28 @@ def test_adam_update_bitwise_equals_torch(dtype_name, wd):
         for name, got, want in (("param", mine, ref.detach()), ("exp_avg", m, state["exp_avg"]),
                                 ("exp_avg_sq", v, state["exp_avg_sq"])):
             diff = (got - want).abs().max().item()
-            assert torch.equal(got, want), (
+            assert within_ulps(got, want), (
                 f"adam_update_(…, step={step}, lr={LR}, betas={BETAS}, eps={EPS}, weight_decay={wd}) on {dtype_name}: "
-                f"{name} differs from torch.optim.Adam by up to {diff:.3g}; follow its single-tensor order: "
-                "g = grad + wd·param; m.lerp_(g, 1−β1); v·β2 + (1−β2)·g²; (sqrt(v)/sqrt(1−β2^t)) + eps; "
-                "param −= lr/(1−β1^t) · m/denom")
+                f"{name} differs from torch.optim.Adam by up to {diff:.3g}, more than {ULPS} units in the last place "
+                "(rounding alone stays far below): g = grad + wd·param; m ← β1·m + (1−β1)·g; v ← β2·v + (1−β2)·g²; "
+                "denom = sqrt(v)/sqrt(1−β2^t) + eps; param −= lr/(1−β1^t) · m/denom")
+
+
+# Rounding is not the lesson: `grad + wd * param` rounds twice where torch's `grad.add(param, alpha=wd)` may round
+# once (a fused multiply-add), and sqrt(v / bc2) rounds otherwise than sqrt(v) / sqrt(bc2); after 5 steps such
+# orders differ by a few units in the last place (1.7e-18 in fp64 seen). A wrong formula (no bias correction,
+# AdamW's decay) is off by ~1e-3 or more. The README states this tolerance.
+ULPS = 64
+
+
+def within_ulps(got, want) -> bool:
+    """Every element within ULPS units in the last place of ``want``'s dtype, relative to it (or to the tensor's
+    largest magnitude for elements near 0)."""
+    import torch
+
+    eps = torch.finfo(want.dtype).eps * ULPS
+    return got.dtype == want.dtype and got.shape == want.shape and torch.allclose(
+        got, want, rtol=eps, atol=eps * float(want.abs().max()))
 
 
 @grade(adam_update_, "correctness", points=1, validation=True,
@@ -245,7 +263,9 @@ def test_sharded_adam_equals_adam_on_the_average(world_size, stage):
                     "average (sum / P) before Adam, update only your slice with the full-step bias corrections, then "
                     "all-gather every slice into every parameter")
                 if dyadic and world_size != 3:  # sums of dyadic values are exact; / 2 and / 4 too
-                    assert torch.equal(got, want), f"{where}: parameter {i} is within {err:.3g} but not bit-equal"
+                    assert within_ulps(got, want), (
+                        f"{where}: parameter {i} is within {err:.3g} but more than {ULPS} units in the last place "
+                        "off, though these gradients sum exactly in any order")
             for i, (g, avg) in enumerate(zip(out["grads_after"], out["avg_grad"], strict=True)):
                 if stage == 2:
                     assert g is None, (f"{where}: parameter {i}'s .grad is still set; stage 2 never keeps the full "
