@@ -168,9 +168,11 @@ def _run_grading(cmd: list[str], env: dict[str, str], report: Path, timeout: flo
     compiled code, its test recorded as failed) is followed by a new one for the tests it did not reach."""
     outputs: list[str] = []
     results: list[TestResult] = []
+    hung: list[str] = []  # functions a watchdog stopped: the next child fails their calls at once
     while True:
         try:
-            proc = _run_child([*cmd, *(a for r in results for a in ("--deselect", r.nodeid))], env, timeout)
+            proc = _run_child([*cmd, *(a for r in results for a in ("--deselect", r.nodeid)),
+                               *(a for name in hung for a in (call_limit.HUNG_OPTION, name))], env, timeout)
         except KeyboardInterrupt:
             raise GradingInterrupted(GradeReport(target, tuple(results + read_results(report)))) from None
         outputs.append(proc.stdout + proc.stderr)
@@ -178,6 +180,8 @@ def _run_grading(cmd: list[str], env: dict[str, str], report: Path, timeout: flo
         results += new
         if proc.returncode != call_limit.EXIT_STUCK or not new:
             break
+        hung += [name for r in new if (r.kind in ("", "timeout") and (name := call_limit.hung_name(r.message))
+                                       and name not in hung)]
     returncode = 1 if len(outputs) > 1 and proc.returncode in (0, 5) else proc.returncode
     return subprocess.CompletedProcess(cmd, returncode, "".join(outputs), ""), results
 

@@ -68,6 +68,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(MANIFEST_OPTION, default=None, help=MANIFEST_HELP)
     group.addoption(CASE_OPTION, type=int, default=0, help=CASE_HELP)
     group.addoption(timeout.OPTION, type=float, default=0.0, help=timeout.HELP)
+    group.addoption(timeout.HUNG_OPTION, action="append", default=[], help=timeout.HUNG_HELP)
 
 
 # Every marker, registered here only: @grade, the one marker of grading tests (grader.kit.grade; tiers are
@@ -83,7 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[target.TARGET_ENV] = str(Path(config.getoption(TARGET_OPTION)).resolve())
     if os.environ.get(boundary.ISOLATE_ENV) == "1":  # the judge asks NVML: it never initializes CUDA
         os.environ.setdefault(perf.NVML_CHECK_ENV, "1")
-    timeout.configure(config.getoption(timeout.OPTION), on_stuck=lambda text: _record_stuck(config, text))
+    timeout.configure(config.getoption(timeout.OPTION), on_stuck=lambda text: _record_stuck(config, text),
+                      hung=config.getoption(timeout.HUNG_OPTION))
     report = config.getoption(REPORT_OPTION)
     if report and report.startswith("fd:"):
         boundary.protect_fd(int(report[3:]))  # batch grading: learner children never hold it

@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 # The slowest learner call grading every unit's solutions/ on the CPU took 4.6 s (L23 block_sum under numba's
 # CUDA simulator; L24 sgemm_tiled 3.8 s, L23 softmax_online 3.7 s; 2 cores at load average 13): 30 s leaves
@@ -44,28 +44,43 @@ HELP = "fail a test whose learner call runs longer than this many seconds (defau
 
 _limit_s = 0.0
 _armed = False
+_hung: dict[str, float] = {}  # learner functions that ran past the limit in this grading run → that limit
+
+HUNG_OPTION = "--dripstone-hung"  # the plugin's option: a function that ran past the limit in an earlier child
+HUNG_HELP = "a learner function that already ran past the time limit: its calls fail at once (repeatable)"
 
 
 class CallTimeout(BaseException):  # not Exception: see the module docstring
     """A learner call ran past the time limit."""
 
 
-def configure(seconds: float, on_stuck: Callable[[str], None] | None = None) -> None:
-    """Set the per-call limit (0 = off) and what to do when a call cannot be interrupted (gets the message)."""
+def configure(seconds: float, on_stuck: Callable[[str], None] | None = None, hung: Sequence[str] = ()) -> None:
+    """Set the per-call limit (0 = off), what to do when a call cannot be interrupted (gets the message), and the
+    functions that already ran past it (in an earlier grading child)."""
     global _limit_s
     if seconds < 0:
         raise ValueError(f"a call time limit must be >= 0 seconds (0 = off), got {seconds}")
     _limit_s = float(seconds)
     _watchdog.on_stuck = on_stuck or exit_stuck
+    _hung.clear()
+    _hung.update(dict.fromkeys(hung, _limit_s))
+
+
+def hung_name(text: str) -> str | None:
+    """The function a time-out message names (its first words), or None for another message."""
+    name, sep, _ = text.partition(" did not return within ")
+    return name if sep and name and " " not in name else None
 
 
 def limit_s() -> float:
     return _limit_s
 
 
-def message(name: str, seconds: float) -> str:
+def message(name: str, seconds: float, *, earlier: bool = False) -> str:
     """Two lines: what happened, then what to look for."""
-    return (f"{name} did not return within {seconds:g} s: an endless loop? It was stopped.\n"
+    what = ("in an earlier test: it is not called again (one time limit per function, not one per test)"
+            if earlier else "an endless loop? It was stopped")
+    return (f"{name} did not return within {seconds:g} s: {what}.\n"
             "Look for a loop whose condition never changes or an index that never advances. If your code is only "
             f"slow, grade with a longer limit: make grade ARGS=\"--timeout {4 * seconds:g}\" (0: no limit)")
 
@@ -79,8 +94,11 @@ def limit(name: str) -> Iterator[None]:
             threading.main_thread():
         yield
         return
+    if name in _hung:  # each further call would cost the whole limit again, for the same verdict
+        raise CallTimeout(message(name, _hung[name] or seconds, earlier=True))
 
     def on_alarm(signum: int, frame: object) -> None:
+        _hung[name] = seconds
         raise CallTimeout(message(name, seconds))
 
     previous = signal.signal(signal.SIGALRM, on_alarm)

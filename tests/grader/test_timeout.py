@@ -108,3 +108,21 @@ def test_not_armed_outside_the_main_thread(limit_s):
 def test_a_negative_limit_is_refused():
     with pytest.raises(ValueError, match=">= 0 seconds"):
         timeout.configure(-1)
+
+
+def test_a_function_that_ran_past_the_limit_is_not_waited_for_again(limit_s):
+    """One hang costs one limit per function (7 tests of a looping function cost 7 × 30 s in make grade)."""
+    limit_s(0.3)
+    with pytest.raises(timeout.CallTimeout), timeout.limit("loops"):
+        endless()
+    start = time.monotonic()
+    with pytest.raises(timeout.CallTimeout) as caught, timeout.limit("loops"):
+        endless()
+    assert time.monotonic() - start < 0.1, "the second call must fail at once"
+    assert str(caught.value).startswith("loops did not return within 0.3 s: in an earlier test: it is not called")
+    with timeout.limit("other"):  # other functions keep their own limit
+        time.sleep(0.01)
+    timeout.configure(0.3, hung=["from_an_earlier_child"])  # a watchdog-ended child's function, passed on
+    with pytest.raises(timeout.CallTimeout, match="in an earlier test"), timeout.limit("from_an_earlier_child"):
+        pass
+    assert timeout.hung_name(str(caught.value)) == "loops" and timeout.hung_name("f(2) = 5, expected 4") is None
