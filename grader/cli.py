@@ -155,7 +155,8 @@ def _batch(args: argparse.Namespace) -> int:
                                  backend=batch.Backend(args.backend), address=args.address,
                                  limits=sandbox.Limits(wall_s=args.timeout, gpu=args.gpus,
                                                        max_examples=args.max_examples),
-                                 nbgrader=args.nbgrader and Path(args.nbgrader), assignment=args.assignment)
+                                 nbgrader=args.nbgrader and Path(args.nbgrader), assignment=args.assignment,
+                                 regrade=tuple(args.regrade), force=args.force)
     try:
         with batch.progress_bar(console) as progress:
             report = batch.run_batch(options, progress)
@@ -235,6 +236,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--timeout", type=float, default=900.0, help="wall-clock seconds per student (default 900)")
     b.add_argument("--max-examples", type=int, default=0, metavar="N",
                    help="a quick pass: at most N examples per property test (default: as the tests say)")
+    b.add_argument("--regrade", action="append", default=[], metavar="NAME",
+                   help="grade this student again whatever the ledger says (repeatable; as grades.csv names it)")
+    b.add_argument("--force", action="store_true", help="grade every student again (the ledger's grades are replaced)")
     b.add_argument("--gpus", action="store_true",
                    help="grade the GPU tiers too: one GPU per job (a Ray task asks for one), bound into its sandbox")
     b.set_defaults(func=_batch)

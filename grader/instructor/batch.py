@@ -6,7 +6,7 @@
     OUT/<student>/results.json    Gradescope schema (grader.grading.results.gradescope)
     OUT/<student>/log.txt         the grading run's output, capped
     OUT/manifest.json             the graded tests, collected here without any learner code
-    OUT/done.jsonl                one line per finished student: the resume ledger
+    OUT/done.jsonl                one line per finished student: the resume ledger (its ``key``: what was graded)
     OUT/grades.csv                one row per student, one column per unit, the total
     OUT/summary.json              isolation used, what is missing, every student's problems
 
@@ -19,12 +19,19 @@ Resume after ``kill -9``: a student is finished once its line is in ``done.jsonl
 written atomically (temporary file, fsync, rename) *before* that line is appended, so a kill leaves
 either no trace (graded again) or a complete result (not graded again); grades.csv is rebuilt from
 the ledger, one row per student.
+
+Stale grades: each ledger line records its ``key``, what was graded: the submission's digest (every file's path and
+bytes, or the archive's bytes), the units, the exercises, the tests' digest (the units' grading tests as staged,
+without corpora) and ``--max-examples``. A student whose key differs from this run's is graded again and the reason is
+said (summary.json ``regraded``); ``--regrade NAME`` grades named students again, ``--force`` everyone. The last line
+of a student wins.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -41,6 +48,7 @@ from pathlib import Path
 
 from grader.grading import command
 from grader.grading.results import GradeReport, Status, TestResult, Tier, gradescope
+from grader.grading.target import REPO_ROOT
 from grader.instructor import sandbox, unpack
 from grader.tools import host
 
@@ -77,6 +85,7 @@ class Graded:
     isolation: str = ""
     wall_s: float = 0.0
     gpu: str | None = None  # the GPU it was graded on (batch --gpus), as CUDA_VISIBLE_DEVICES named it
+    key: dict[str, object] = field(default_factory=dict)  # what was graded (:func:`grading_key`)
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,8 @@ class BatchOptions:
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
     nbgrader: Path | None = None  # an nbgrader course: grade COURSE/submitted/<student>/<assignment>/
     assignment: str | None = None
+    regrade: tuple[str, ...] = ()  # students graded again whatever the ledger says
+    force: bool = False  # every student graded again
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,7 @@ class BatchReport:
     runtime: str
     units: tuple[str, ...]
     skipped: tuple[str, ...] = ()  # entries of SUBMISSIONS that are no submission, each with the reason
+    regraded: tuple[tuple[str, str], ...] = ()  # (student, why) for each student in the ledger graded again
 
     def without_units(self) -> list[str]:
         """Students in whose submission no unit folder was found (a layout problem, not a score)."""
@@ -472,15 +484,60 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def read_ledger(out: Path) -> dict[str, Graded]:
-    """Finished students; a torn last line (killed while appending) is ignored and regraded."""
+    """Finished students, each by its last line; a torn last line (killed while appending) is ignored and regraded."""
     path = out / "done.jsonl"
     done: dict[str, Graded] = {}
     for line in path.read_text().splitlines() if path.exists() else []:
         with contextlib.suppress(ValueError, TypeError):
             d = json.loads(line)
             d["problems"] = tuple(d["problems"])
-            done.setdefault(d["student"], Graded(**d))
+            done[d["student"]] = Graded(**d)
     return done
+
+
+def _digest_files(root: Path, paths: Sequence[Path]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        rel = p.relative_to(root).as_posix().encode("utf-8", "surrogateescape")
+        body = os.readlink(p).encode("utf-8", "surrogateescape") if p.is_symlink() else p.read_bytes()
+        h.update(b"%d:%s:%d:" % (len(rel), rel, len(body)) + body)
+    return h.hexdigest()
+
+
+def submission_digest(source: Path) -> str:
+    """SHA-256 of a submission: every file's path and bytes under a folder (links as their target text), or the
+    archive's bytes."""
+    if not source.is_dir():
+        return hashlib.sha256(source.read_bytes()).hexdigest()
+    return _digest_files(source, [p for p in source.rglob("*") if p.is_symlink() or p.is_file()])
+
+
+def tests_digest(tests: Path, units: Sequence[str]) -> str:
+    """SHA-256 of the units' grading tests as a batch stages them (corpora and caches left out)."""
+    skip = re.compile(r"(^|/)(known_wrong|known_right|__pycache__|\.hypothesis)(/|$)|\.pyc$")
+    files = [p for u in units for p in (tests / u).rglob("*")
+             if p.is_file() and not skip.search(p.relative_to(tests).as_posix())]
+    return _digest_files(tests, files)
+
+
+def grading_key(student: Student, units: Sequence[str], options: BatchOptions, tests: str) -> dict[str, object]:
+    """What grading ``student`` in this run means: a ledger line with another key is stale."""
+    return {"submission": submission_digest(student.source), "units": list(units),
+            "exercises": sorted(options.exercises), "tests": tests, "max_examples": options.limits.max_examples}
+
+
+def stale(graded: Graded | None, key: dict[str, object], *, named: bool, force: bool) -> str | None:
+    """Why a student must be graded (again), or None where the ledger's grade stands."""
+    if graded is None:
+        return "not graded yet"
+    if force or named:
+        return "--force" if force else "--regrade"
+    if not graded.key:
+        return "graded before the ledger recorded what was graded"
+    what = {"submission": "its submission changed",
+            "units": f"other units (was {', '.join(map(str, graded.key.get('units', [])))})",
+            "exercises": "other exercises", "tests": "the tests changed", "max_examples": "another --max-examples"}
+    return next((why for k, why in what.items() if graded.key.get(k) != key.get(k)), None)
 
 
 def record(out: Path, output: StudentOutput) -> None:
@@ -618,10 +675,21 @@ def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int
         snapshot, manifest = _start(options, units, Path(tmp), bg)  # made while the sandbox is probed
         runtime = sandbox.probe(imports=False)  # the collection imports what the judges import, as the probe's uid
         finished = read_ledger(options.out)
-        pending = [s for s in students if s.name not in finished]
+        unknown = sorted(set(options.regrade) - {s.name for s in students})
+        if unknown:
+            raise BatchError(f"--regrade {', '.join(map(display, unknown))}: no such submission in {submissions} "
+                             "(give the entry's name as in grades.csv's student column)")
+        digest = tests_digest(REPO_ROOT / "tests", units)
+        keys = {s.name: grading_key(s, units, options, digest) for s in students}
+        why = {s.name: stale(finished.get(s.name), keys[s.name], named=s.name in options.regrade,
+                             force=options.force) for s in students}
+        pending = [s for s in students if why[s.name] is not None]
+        regraded = tuple((s.name, str(why[s.name])) for s in pending if s.name in finished)
         progress(0, len(pending), runtime.describe())
 
         def done(output: StudentOutput) -> None:
+            output = dataclasses.replace(output, graded=dataclasses.replace(output.graded,
+                                                                            key=keys[output.graded.student]))
             record(options.out, output)
             finished[output.graded.student] = output.graded
             progress(1, len(pending), display(output.graded.student))
@@ -645,11 +713,12 @@ def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int
         "units": list(units),
         "students": len(graded),
         "resumed": len(students) - len(pending),
+        "regraded": {display(name): reason for name, reason in regraded},
         "skipped": skipped,
         "problems": {display(g.student): list(g.problems) for g in graded if g.problems},
     }
     report = BatchReport(options.out, tuple(graded), len(students) - len(pending), runtime.describe(), units,
-                         tuple(skipped))
+                         tuple(skipped), regraded)
     summary["without_units"] = [display(s) for s in report.without_units()]
     summary["warning"] = report.layout_warning()
     _write_atomic(options.out / "summary.json", json.dumps(summary, indent=2) + "\n")
@@ -703,6 +772,8 @@ def print_summary(report: BatchReport, console: object) -> None:
     )
     for line in report.skipped:
         console.print(f"[yellow]not graded:[/yellow] {line}")  # type: ignore[attr-defined]
+    for name, why in report.regraded:
+        console.print(f"graded again: {display(name)} ({why})")  # type: ignore[attr-defined]
     warning = report.layout_warning()
     if warning:
         console.print(f"[bold red]WARNING: {warning}[/bold red]")  # type: ignore[attr-defined]

@@ -922,3 +922,37 @@ def test_a_unit_whose_tests_load_another_units_support_is_staged_and_collected_a
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     collected = [line for line in out.stdout.splitlines() if "::" in line]
     assert collected and all(line.startswith("tests/c2_paged_engine/") for line in collected), out.stdout[-2000:]
+
+
+def test_a_ledger_line_stands_only_for_what_it_graded(tmp_path):
+    """Issue 31: the ledger was keyed on the name alone, so other units or a changed submission kept old grades."""
+    sub = tmp_path / "alice"
+    (sub / "l02_ai_math").mkdir(parents=True)
+    (sub / "l02_ai_math" / "m.py").write_text("x = 1\n")
+    student = batch.Student("alice", sub)
+    options = batch.BatchOptions(tmp_path, tmp_path / "out", units=("l02_ai_math",))
+    tests = batch.tests_digest(REPO_ROOT / "tests", ["l02_ai_math"])
+    key = batch.grading_key(student, ["l02_ai_math"], options, tests)
+    graded = dataclasses.replace(output("alice", 7.0).graded, key=key)
+    assert batch.stale(graded, key, named=False, force=False) is None
+    assert batch.stale(None, key, named=False, force=False) == "not graded yet"
+    assert batch.stale(graded, key, named=True, force=False) == "--regrade"
+    assert batch.stale(graded, key, named=False, force=True) == "--force"
+    assert "before the ledger recorded" in batch.stale(output("alice", 7.0).graded, key, named=False, force=False)
+    (sub / "l02_ai_math" / "m.py").write_text("x = 2\n")
+    changed = batch.grading_key(student, ["l02_ai_math"], options, tests)
+    assert batch.stale(graded, changed, named=False, force=False) == "its submission changed"
+    more = batch.grading_key(student, ["l02_ai_math", "l12_roofline"], options,
+                             batch.tests_digest(REPO_ROOT / "tests", ["l02_ai_math", "l12_roofline"]))
+    assert batch.stale(graded, {**more, "submission": key["submission"]}, named=False, force=False).startswith(
+        "other units (was l02_ai_math")
+    assert batch.stale(graded, {**key, "tests": "0" * 64}, named=False, force=False) == "the tests changed"
+    assert batch.stale(graded, {**key, "max_examples": 3}, named=False, force=False) == "another --max-examples"
+    (sub / "l02_ai_math" / "link").symlink_to("m.py")  # a link counts as its target text, never followed
+    assert batch.submission_digest(sub) != changed["submission"]
+
+
+def test_the_last_ledger_line_of_a_student_wins(tmp_path):
+    batch.record(tmp_path, output("alice", 7.0))
+    batch.record(tmp_path, output("alice", 2.0))  # graded again: its submission changed
+    assert batch.read_ledger(tmp_path)["alice"].score == 2.0

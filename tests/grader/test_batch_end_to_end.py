@@ -148,3 +148,39 @@ def test_batch_grades_every_layout_and_says_when_most_students_have_no_unit(tmp_
     assert "WARNING: 3 of 4 students have no unit folder" in " ".join(proc.stdout.split())
     summary = json.loads((tmp_path / "out2" / "summary.json").read_text())
     assert summary["without_units"] == ["a", "b", "c"] and summary["warning"]
+
+
+@pytest.mark.slow
+def test_a_rerun_regrades_what_changed_and_says_why(tmp_path):
+    """Issue 31: rerun into the same OUT after a student's files changed said "0 student(s) to grade" and kept the
+    old totals. Now the changed student is graded again (and only that one), --regrade names one, and the reasons
+    are printed and in summary.json."""
+    import csv
+    import shutil
+
+    unit, subs, out = "l12_roofline", tmp_path / "subs", tmp_path / "out"
+    for name, tree in (("alice", "solutions"), ("bob", "exercises")):
+        shutil.copytree(REPO_ROOT / tree / unit, subs / name / unit, ignore=shutil.ignore_patterns("__pycache__"))
+    cmd = [sys.executable, "-m", "grader", "batch", str(subs), "--out", str(out), "-u", "12"]
+
+    def run(*extra: str) -> str:
+        proc = subprocess.run([*cmd, *extra], cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+                              capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return proc.stdout
+
+    def totals() -> dict[str, float]:
+        return {r["student"]: float(r["total"]) for r in csv.DictReader((out / "grades.csv").open())}
+
+    assert "2 student(s) to grade" in run()
+    first = totals()
+    assert first["alice"] > 0 and first["bob"] == 0
+    assert "0 student(s) to grade" in run()
+    shutil.copy2(REPO_ROOT / "exercises" / unit / "roofline.py", subs / "alice" / unit / "roofline.py")
+    again = run()
+    assert "1 student(s) to grade" in again and "graded again: alice (its submission changed)" in again
+    assert totals() == {"alice": 0.0, "bob": 0.0}, "grades.csv holds the new grade, not the old one"
+    assert json.loads((out / "summary.json").read_text())["regraded"] == {"alice": "its submission changed"}
+    named = run("--regrade", "bob")
+    assert "1 student(s) to grade" in named and "graded again: bob (--regrade)" in named
+    assert len(batch.read_ledger(out)) == 2
