@@ -1,0 +1,10 @@
+"""Any truthy value turns the handshake on: handshake=1 or 'no' is accepted instead of refused."""
+
+MODULE = "inter_node"
+REJECTED_BY = {"signalled_puts_us": ["correctness"]}
+
+_right_puts = signalled_puts_us
+
+
+def signalled_puts_us(n_msgs, msg_bytes, alpha_us, beta_bytes_per_us, rtt_us, handshake):
+    return _right_puts(n_msgs, msg_bytes, alpha_us, beta_bytes_per_us, rtt_us, bool(handshake))
