@@ -87,7 +87,7 @@ def _check_ops(ops: Sequence[tuple]) -> list[tuple]:
     out, registered = [], set()
     for i, op in enumerate(ops):
         where = f"ops[{i}]"
-        if not isinstance(op, (tuple, list)) or not op or op[0] not in OP_FIELDS:
+        if not isinstance(op, (tuple, list)) or not op or not isinstance(op[0], str) or op[0] not in OP_FIELDS:
             raise ValueError(f"{where}: expected a tuple starting with one of {tuple(OP_FIELDS)}, got {op!r}")
         fields = OP_FIELDS[op[0]]
         if len(op) != 2 + len(fields):

@@ -259,7 +259,8 @@ def test_verbs_rejects_bad_ops():
     assert_rejects(simulate_verbs, ("send A 8",), "ops")
     for bad in [("read", "A", "kv", 0, 8), ("send", "C", 8), ("send", "A"), ("send", "A", 8, 0), ("send", "A", 8.0),
                 ("send", "A", -1), ("send", "A", True), ("write", "A", "kv", -1, 8), ("write", "A", 1.5, 0, 8),
-                ("reg_mr", "B", "kv", 4096.0), ("modify_qp", "A", "SQD"), ("post_recv", "B"), "send", ()]:
+                ("reg_mr", "B", "kv", 4096.0), ("modify_qp", "A", "SQD"), ("post_recv", "B"), "send", (),
+                (["send"], "A", 8), ("send", ["A"], 8), ("modify_qp", "A", ["RTS"])]:
         assert_rejects(simulate_verbs, ([ok, bad],), "ops[1]")
     assert_rejects(simulate_verbs, ([("reg_mr", "B", "kv", 64), ok, ("reg_mr", "B", "kv", 128)],), "ops[2]")
 
