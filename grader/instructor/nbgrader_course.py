@@ -37,6 +37,7 @@ from pathlib import Path
 
 from grader import api
 from grader.authoring import stubs
+from grader.grading import timeout as call_limit
 from grader.grading.results import GradeReport, Status, Tier
 from grader.grading.target import REPO_ROOT
 
@@ -45,6 +46,9 @@ CPU_TIERS = (Tier.CORRECTNESS, Tier.EFFICIENCY)
 NBGRADER_SCHEMA = 3
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 CELL_TIMEOUT_S = 900  # the first autograder cell of a notebook grades the whole unit
+# The engine's own limit on that run, inside the cell's: a hang is stopped by the engine (its test fails, the rest
+# is graded: each learner call has the per-call limit of make grade), never by nbgrader's cell timeout.
+UNIT_TIMEOUT_S = CELL_TIMEOUT_S - 60
 
 
 @dataclass(frozen=True)
@@ -244,7 +248,7 @@ def write_course(
 # Inside the notebook: an autograder cell's score
 # ---------------------------------------------------------------------------------------------
 
-_REPORTS: dict[tuple[str, str], GradeReport] = {}
+_REPORTS: dict[tuple[str, str], GradeReport | api.GraderError] = {}
 
 
 def _code_digest(folder: Path) -> str:
@@ -259,8 +263,15 @@ def unit_report(unit: str, target: Path) -> GradeReport:
     """The engine's report on ``target/<unit>``, graded once per version of the code."""
     key = (unit, _code_digest(target / unit))
     if key not in _REPORTS:
-        _REPORTS[key] = api.grade(target, units=[unit])
-    return _REPORTS[key]
+        try:  # every path that runs learner code has the per-call limit; the whole run ends before the cell's
+            _REPORTS[key] = api.grade(target, units=[unit], call_timeout=call_limit.DEFAULT_S,
+                                      timeout=UNIT_TIMEOUT_S)
+        except api.GraderError as exc:  # once per version of the code, not once per cell
+            _REPORTS[key] = exc
+    found = _REPORTS[key]
+    if isinstance(found, api.GraderError):
+        raise found
+    return found
 
 
 def _warning_to_stdout(message, category, filename, lineno, file=None, line=None) -> None:

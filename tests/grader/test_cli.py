@@ -257,3 +257,38 @@ except KeyboardInterrupt:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
     assert "interrupted after" in out, out + err
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG) is Linux's")
+def test_the_grading_child_dies_with_the_process_that_started_it(tmp_path):
+    """Issue 31: nbgrader stopped, the engine's child kept spinning in the learner's endless loop. Killed with
+    SIGKILL (no handler can run), the grader's child goes too."""
+    target = looping_target(tmp_path, ridge_point=ENDLESS)
+    script = (f"from grader import api\napi.grade({str(target)!r}, units=['l12_roofline'], "
+              "exercises=['ridge_point'], call_timeout=0)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=REPO_ROOT, start_new_session=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not _children(parent.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        (child,) = _children(parent.pid)
+        time.sleep(1.5)  # in the learner's loop by now, or about to be
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        state = Path(f"/proc/{child}/stat").read_text().split()[2] if Path(f"/proc/{child}").exists() else "gone"
+        assert state in ("gone", "Z"), f"the grading child {child} outlived its parent (state {state})"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(parent.pid, signal.SIGKILL)

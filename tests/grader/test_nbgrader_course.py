@@ -14,6 +14,7 @@ import pytest
 
 from grader import api
 from grader.authoring.stubs import make_stub
+from grader.grading import timeout as call_limit
 from grader.grading.results import GradeReport, Status, TestResult, Tier
 from grader.instructor import nbgrader_course
 from grader.instructor.nbgrader_course import Exercise, exercise_score, score_exercise, unit_notebook
@@ -86,7 +87,10 @@ def test_notebook_is_valid_nbformat():
 def test_cell_writes_nothing_to_stderr_and_grades_each_code_version_once(tmp_path, monkeypatch, capsys):
     calls: list[Path] = []
 
-    def fake_grade(target: Path, *, units):
+    def fake_grade(target: Path, *, units, call_timeout, timeout):
+        # issue 31: the cells called the engine without the per-call limit (an endless loop ran to nbgrader's cell
+        # timeout, once per cell); the whole run ends before the cell's own timeout
+        assert call_timeout == call_limit.DEFAULT_S and 0 < timeout < nbgrader_course.CELL_TIMEOUT_S
         calls.append(target)
         print("torch warning", file=sys.stderr)
         warnings.warn("a triton deprecation", DeprecationWarning, stacklevel=1)
@@ -135,3 +139,21 @@ def test_autograde_runs_only_the_course_cells():
     assert cells[1].source == f"{header}\ndef f(): ...\nTAMPER"  # saved as the module, not run
     assert cells[2].source == f"{header}\ndef f(): ..."  # written where the course says, nowhere else
     assert cells[3].source == "TAMPER" and "outputs" not in cells[3]
+
+
+def test_a_unit_the_engine_could_not_grade_is_tried_once_per_code_version(tmp_path, monkeypatch, capsys):
+    """A run the engine stopped (past its time) fails each cell with the reason, without grading again per cell."""
+    calls: list[Path] = []
+
+    def stopped(target: Path, *, units, call_timeout, timeout):
+        calls.append(target)
+        raise api.GraderError("grading ran past 840 s and was stopped")
+
+    monkeypatch.setattr(nbgrader_course.api, "grade", stopped)
+    monkeypatch.setattr(nbgrader_course, "_REPORTS", {})
+    (tmp_path / UNIT).mkdir()
+    (tmp_path / UNIT / "softmax.py").write_text("v1")
+    for exercise in ("f", "g"):
+        with pytest.raises(api.GraderError, match="ran past"):
+            score_exercise(UNIT, exercise, points=9, target=tmp_path)
+    assert len(calls) == 1
