@@ -1,4 +1,4 @@
-"""L15 · RDMA and GPUDirect RDMA: memory-bus bytes per path, the verbs contract, GDR readiness.
+"""L15 · RDMA and GPUDirect RDMA: memory-bus bytes per path, the verbs rules, GDR readiness.
 
 Lecture 15 (02_GPU硬件与集群互联_M1/15_RDMA与GPUDirect_RDMA_QP_WQE_CQ_MR_ZeroCopy.md).
 

@@ -1,4 +1,4 @@
-"""L15 · memory-bus bytes per path (TCP, host-staged RDMA, GPUDirect RDMA), the verbs contract, GDR readiness."""
+"""L15 · memory-bus bytes per path (TCP, host-staged RDMA, GPUDirect RDMA), the verbs rules, GDR readiness."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def r(op, status, cqe=()):
     return {"op": op, "status": status, "cqe": list(cqe)}
 
 
-CONTRACT_OPS = [
+WORKED_OPS = [
     ("reg_mr", "B", "kv", 4096),
     ("write", "A", "kv", 0, 4096),
     ("write", "A", "kv", 4000, 200),
@@ -146,7 +146,7 @@ CONTRACT_OPS = [
     ("post_recv", "B", 0),
     ("write_imm", "A", "kv", 0, 16),
 ]
-CONTRACT_RESULTS = [
+WORKED_RESULTS = [
     r("reg_mr", "SUCCESS"), r("write", "SUCCESS", "A"), r("write", "REM_ACCESS_ERR", "A"),
     r("write", "REM_ACCESS_ERR", "A"), r("send", "RNR"), r("post_recv", "SUCCESS"),
     r("send", "LOC_LEN_ERR", "AB"), r("post_recv", "SUCCESS"), r("send", "SUCCESS", "AB"),
@@ -158,7 +158,7 @@ CONTRACT_RESULTS = [
        hint="Which operations need a RECV the peer posted beforehand, and which ones does the peer's CPU never see?")
 def test_verbs_worked_sequence():
     """A WRITE up to the region's end, past it, with an unknown rkey; SENDs without, too short, right; WRITE_IMM."""
-    check_verbs(CONTRACT_OPS, CONTRACT_RESULTS)
+    check_verbs(WORKED_OPS, WORKED_RESULTS)
 
 
 QP_OPS = [
