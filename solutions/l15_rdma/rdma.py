@@ -146,7 +146,7 @@ def memory_bus_bytes(payload_bytes: int, path: str) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------------------------------
-# 2. The verbs contract on one RC connection
+# 2. The verbs rules on one RC connection
 # ---------------------------------------------------------------------------------------------
 
 
