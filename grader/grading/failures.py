@@ -14,6 +14,7 @@ import re
 from enum import StrEnum
 
 from grader.grading.results import Status, TestResult, Tier
+from grader.i18n import N_, _
 
 
 class FailureKind(StrEnum):
@@ -32,27 +33,27 @@ class FailureKind(StrEnum):
 # The kind each tier's own hint is written for.
 OWN_KIND = {"correctness": FailureKind.VALUES, "efficiency": FailureKind.TRAFFIC, "gpu_perf": FailureKind.SLOW}
 
-GENERIC = {
-    FailureKind.NAN: "NaN or inf where the reference is finite: an exp of a large value (subtract the row max "
+GENERIC = {  # translated where they are shown (grader.i18n)
+    FailureKind.NAN: N_("NaN or inf where the reference is finite: an exp of a large value (subtract the row max "
                      "first), a division by zero (an empty or fully masked row), or a masked load without "
-                     "`other=` (the masked lanes hold garbage)?",
-    FailureKind.OUT_OF_BOUNDS: "Your kernel touched memory outside its tensors: does every load and store of a "
+                     "`other=` (the masked lanes hold garbage)?"),
+    FailureKind.OUT_OF_BOUNDS: N_("Your kernel touched memory outside its tensors: does every load and store of a "
                                "partial tile carry a mask (offsets < size), and does each offset use its own "
-                               "stride?",
-    FailureKind.VALUES: "Wrong values: replay the case (the command above) and compare your output with the "
-                        "expected one element by element.",
-    FailureKind.TRAFFIC: "The values are right, the counted traffic is not: compare what your kernel loads and "
-                         "stores with the unit's ledger in its README.",
-    FailureKind.EXCEPTION: "Your code raised: the line named above is in your file; replay the case to see the "
-                           "inputs (`make run`).",
-    FailureKind.TYPE: "Return exactly what the docstring of the stub asks for: its type (an exact int, a "
-                      "tensor, a tuple), its shape and its dtype.",
-    FailureKind.TIMEOUT: "A call ran past the time limit: a loop whose condition never changes? Give it longer "
-                         "with ARGS=\"--timeout 120\" if it is only slow.",
+                               "stride?"),
+    FailureKind.VALUES: N_("Wrong values: replay the case (the command above) and compare your output with the "
+                        "expected one element by element."),
+    FailureKind.TRAFFIC: N_("The values are right, the counted traffic is not: compare what your kernel loads and "
+                         "stores with the unit's ledger in its README."),
+    FailureKind.EXCEPTION: N_("Your code raised: the line named above is in your file; replay the case to see the "
+                           "inputs (`make run`)."),
+    FailureKind.TYPE: N_("Return exactly what the docstring of the stub asks for: its type (an exact int, a "
+                      "tensor, a tuple), its shape and its dtype."),
+    FailureKind.TIMEOUT: N_("A call ran past the time limit: a loop whose condition never changes? Give it longer "
+                         "with ARGS=\"--timeout 120\" if it is only slow."),
     FailureKind.SLOW: "",
     FailureKind.SUBMISSION: "",
-    FailureKind.GATED: "Fix the correctness failures of this exercise first: its bad-argument checks, efficiency "
-                       "and speed are scored only when its values are right.",
+    FailureKind.GATED: N_("Fix the correctness failures of this exercise first: its bad-argument checks, efficiency "
+                       "and speed are scored only when its values are right."),
 }
 
 _NAN = re.compile(r"\b(nan|inf|-inf)\b|NaN or inf", re.IGNORECASE)
@@ -116,11 +117,11 @@ def gate(earlier: list[TestResult], result: TestResult) -> TestResult:
                   and r.status in (Status.FAILED, Status.TODO)), None)
     if wrong is None:
         return _pending_with_its_values(earlier, result)
-    what = "validation" if result.tier is Tier.CORRECTNESS else str(result.tier)
+    what = N_("validation") if result.tier is Tier.CORRECTNESS else str(result.tier)
     return dataclasses.replace(
         result, status=Status.FAILED, score=0.0, kind=FailureKind.GATED.value,
-        message=f"not scored while `{result.exercise}` fails its correctness tests (first: {wrong.name}); "
-                f"this {what} test itself passed",
+        message=_("not scored while `{exercise}` fails its correctness tests (first: {test}); this {what} test "
+                  "itself passed").format(exercise=result.exercise, test=wrong.name, what=_(what)),
         hint=GENERIC[FailureKind.GATED], record={**result.record, "gated_by": wrong.nodeid})
 
 
@@ -136,8 +137,8 @@ def _pending_with_its_values(earlier: list[TestResult], result: TestResult) -> T
         return result
     return dataclasses.replace(
         result, status=Status.PENDING_GPU, score=0.0,
-        message=f"pending GPU: scored once `{result.exercise}`'s values are checked on a GPU (its correctness "
-                f"tests launch the kernel there); this efficiency test itself passed here",
+        message=_("pending GPU: scored once `{exercise}`'s values are checked on a GPU (its correctness tests launch "
+                  "the kernel there); this efficiency test itself passed here").format(exercise=result.exercise),
         record={**result.record, "pending_with": pending.nodeid})
 
 
@@ -168,4 +169,4 @@ def trim_output(text: str, *, lines: int = 30, chars: int = 3000) -> str:
     kept = text.splitlines()[-lines:]
     out = "\n".join(kept)[-chars:]
     cut = len(text) - len(out)
-    return (f"[{cut:,} earlier characters not shown]\n" if cut > 0 else "") + out
+    return (_("[{n} earlier characters not shown]").format(n=f"{cut:,}") + "\n" if cut > 0 else "") + out

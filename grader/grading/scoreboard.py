@@ -10,16 +10,23 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.grading.results import GradeReport, Status, TestResult, Tier, totals
+from grader.i18n import N_, _
 
 PRINTS_SHOWN = 8  # lines of a failing test's prints under its row (all of them: python -m grader run)
 
 STYLE = {
-    Status.PASSED: ("PASS", "green"),
-    Status.FAILED: ("FAIL", "red"),
-    Status.TODO: ("TODO", "yellow"),
-    Status.PENDING_GPU: ("pending GPU", "cyan"),
-    Status.ERROR: ("ERROR", "magenta"),
+    Status.PASSED: (N_("PASS"), "green"),
+    Status.FAILED: (N_("FAIL"), "red"),
+    Status.TODO: (N_("TODO"), "yellow"),
+    Status.PENDING_GPU: (N_("pending GPU"), "cyan"),
+    Status.ERROR: (N_("ERROR"), "magenta"),
 }
+
+
+def label(status: Status) -> tuple[str, str]:
+    """(the status's word in the learner's language, its colour)."""
+    word, style = STYLE[status]
+    return _(word), style
 # The row shows the most telling status of its tests.
 RAN = (Status.PASSED, Status.FAILED)  # the statuses of a test whose kernels did run
 PRECEDENCE = [Status.ERROR, Status.FAILED, Status.TODO, Status.PENDING_GPU, Status.PASSED]
@@ -61,38 +68,38 @@ def _unit_table(unit: str, results: list[TestResult], verbose: bool) -> Table:
     score, max_score = totals(results)
     table = Table(title=f"{unit}  {_points(score, max_score)}", title_justify="left", box=box.SIMPLE_HEAD,
                   expand=True, title_style="bold")
-    for col, kw in [("exercise", {"no_wrap": True}), ("tier", {"no_wrap": True}),
-                    ("points", {"justify": "right", "no_wrap": True}), ("status", {"no_wrap": True}),
-                    ("first failure · hint", {"ratio": 1, "overflow": "fold"})]:
+    for col, kw in [(_("exercise"), {"no_wrap": True}), (_("tier"), {"no_wrap": True}),
+                    (_("points"), {"justify": "right", "no_wrap": True}), (_("status"), {"no_wrap": True}),
+                    (_("first failure · hint"), {"ratio": 1, "overflow": "fold"})]:
         table.add_column(col, **kw)
     for (exercise, tier), rs in _rows(results).items():
         status = _row_status(rs)
-        label, style = STYLE[status]
+        word, style = label(status)
         problem = _first_problem(rs)
         detail = Text()
         if problem is not None and problem.status is not Status.PENDING_GPU:
             detail.append(problem.message)
             if problem.hint and problem.status is Status.FAILED:
-                detail.append(f"\n→ {problem.hint}", style="dim")
+                detail.append(f"\n→ {_(problem.hint, unit=problem.unit)}", style="dim")
             if problem.output:
-                detail.append("\nyour prints:\n" + "\n".join(problem.output.splitlines()[-PRINTS_SHOWN:]),
-                              style="dim italic")
+                detail.append("\n" + _("your prints:") + "\n"
+                              + "\n".join(problem.output.splitlines()[-PRINTS_SHOWN:]), style="dim italic")
         ran_on = ", ".join(dict.fromkeys(r.executor for r in rs if r.executor and r.status in RAN))
         if ran_on:  # which executor ran the .cu kernels (a GPU, or the CPU executor where none is lent)
-            detail.append(("\n" if detail else "") + f"ran on: {ran_on}", style="dim")
+            detail.append(("\n" if detail else "") + _("ran on: {executor}").format(executor=ran_on), style="dim")
         s, m = totals(rs)
         points = _points(s, m) if status is not Status.PENDING_GPU else f"–/{sum(r.points for r in rs):g}"
-        table.add_row(exercise, str(tier), points, Text(label, style=style), detail)
+        table.add_row(exercise, str(tier), points, Text(word, style=style), detail)
         if verbose:
             for r in rs:
-                table.add_row("", "", _points(r.score, r.max_score), STYLE[r.status][0],
+                table.add_row("", "", _points(r.score, r.max_score), label(r.status)[0],
                               Text(f"{r.name}: {r.message}", style="dim"))
     return table
 
 
 def render(report: GradeReport, console: Console, *, verbose: bool = False) -> None:
     """Print the scoreboard of a report: a table per unit, then totals and what to do next."""
-    console.print(f"[bold]Dripstone[/bold] · grading {report.target}")
+    console.print(_("[bold]Dripstone[/bold] · grading {target}").format(target=escape(report.target)))
     for unit, results in report.by_unit().items():
         console.print(_unit_table(unit, results, verbose))
     _footer(report, console)
@@ -106,18 +113,21 @@ def _footer(report: GradeReport, console: Console) -> None:
     console.print()
     for unit, results in report.by_unit().items():
         score, max_score = totals(results)
-        console.print(f"  {unit}: {_points(score, max_score)} points")
-    console.print(f"  [bold]total: {_points(report.score, report.max_score)}[/bold]")
+        console.print("  " + _("{unit}: {points} points").format(unit=unit, points=_points(score, max_score)))
+    console.print("  [bold]" + _("total: {points}").format(points=_points(report.score, report.max_score))
+                  + "[/bold]")
     if report.pending_gpu:
         pts = sum(r.points for r in report.pending_gpu)
-        console.print(f"  [cyan]{len(report.pending_gpu)} test(s), {pts:g} points, pending GPU:[/cyan] "
-                      "not counted; they are graded on a machine with a CUDA GPU or in the docker image")
+        console.print("  [cyan]" + _("{n} test(s), {points} points, pending GPU:").format(
+            n=len(report.pending_gpu), points=f"{pts:g}") + "[/cyan] "
+            + _("not counted; they are graded on a machine with a CUDA GPU or in the docker image"))
         for line in pending_lines(report.pending_gpu):
             console.print(f"    [cyan]{escape(line)}[/cyan]")
     nxt = next_exercise(report.results)
     if nxt is not None:
-        label, style = STYLE[nxt.status]
-        console.print(f"\n  next: [{style}]{nxt.unit} · {nxt.exercise}[/{style}] ({label}): {escape(nxt.message)}")
+        word, style = label(nxt.status)
+        console.print("\n  " + _("next:") + f" [{style}]{nxt.unit} · {nxt.exercise}[/{style}] ({word}): "
+                      f"{escape(nxt.message)}")
 
 
 def pending_lines(pending: list[TestResult]) -> list[str]:
@@ -130,7 +140,8 @@ def pending_lines(pending: list[TestResult]) -> list[str]:
     for (unit, exercise, tier), rs in groups.items():
         why = rs[0].message.removeprefix("pending GPU: ").split(";")[0]
         pts = sum(r.points for r in rs)
-        lines.append(f"{unit} · {exercise} · {tier}: {len(rs)} test(s), {pts:g} points ({why})")
+        lines.append(f"{unit} · {exercise} · {tier}: "
+                     + _("{n} test(s), {points} points ({why})").format(n=len(rs), points=f"{pts:g}", why=_(why)))
     return lines
 
 

@@ -19,12 +19,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import api
+from grader import api, i18n
 from grader.grading.target import REPO_ROOT
+from grader.i18n import N_, _
 
 HINTS_FILE = "HINTS.toml"
 LEVELS = (1, 2, 3)
-LEVEL_NAMES = {1: "a question", 2: "the idea", 3: "the key reasoning"}
+LEVEL_NAMES = {1: N_("a question"), 2: N_("the idea"), 3: N_("the key reasoning")}
 
 
 class HintError(api.GraderError):
@@ -57,13 +58,16 @@ def unit_hints(unit: str, root: Path = REPO_ROOT) -> dict[str, dict[int, str]]:
     for folder in ("exercises", "solutions"):
         path = root / folder / unit / HINTS_FILE
         if path.is_file():
-            return read_hints(path)
+            english = read_hints(path)
+            local = i18n.localized(path)  # HINTS.zh.toml in Chinese; a level it lacks stays English
+            theirs = read_hints(local) if local != path else {}
+            return {e: {**levels, **theirs.get(e, {})} for e, levels in english.items()}
     return {}
 
 
 def find(spec: str, root: Path = REPO_ROOT) -> Hints:
     """The hints of ``spec``: ``softmax_fused``, ``23:softmax_fused`` or ``l23_online_softmax:softmax_fused``."""
-    unit_spec, _, exercise = spec.rpartition(":")
+    unit_spec, _colon, exercise = spec.rpartition(":")
     units = api.resolve_units([unit_spec]) if unit_spec else api.all_units()
     for unit in units:
         levels = unit_hints(unit, root).get(exercise)
@@ -72,7 +76,8 @@ def find(spec: str, root: Path = REPO_ROOT) -> Hints:
     tests = [t for t in api.manifest(units) if t["exercise"] == exercise]
     if tests:
         first = next((t for t in tests if t["hint"]), tests[0])
-        return Hints(str(first["unit"]), exercise, {1: str(first["hint"])} if first["hint"] else {})
+        return Hints(str(first["unit"]), exercise,
+                     {1: _(str(first["hint"]), unit=str(first["unit"]))} if first["hint"] else {})
     known = sorted({str(t["exercise"]) for t in api.manifest(units)})
     close = difflib.get_close_matches(exercise, known, n=1, cutoff=0.5)
     raise HintError(f"no exercise {exercise!r}" + (f" in {', '.join(units)}" if unit_spec else "")
@@ -86,11 +91,11 @@ def render(h: Hints, level: int) -> str:
     shown = [f"{h.unit} · {h.exercise}"]
     for n in LEVELS[:level]:
         if n in h.levels:
-            shown.append(f"  {n}. ({LEVEL_NAMES[n]}) {h.levels[n]}")
+            shown.append(f"  {n}. ({_(LEVEL_NAMES[n])}) {h.levels[n]}")
     if level < 3 and level + 1 in h.levels:
-        shown.append(f"  more: make hint L={h.unit.split('_')[0]} E={h.exercise} LEVEL={level + 1}")
+        shown.append("  " + _("more:") + f" make hint L={h.unit.split('_')[0]} E={h.exercise} LEVEL={level + 1}")
     elif level + 1 not in h.levels and len(shown) == 1:
-        shown.append("  no hint written for this exercise yet: read the unit's README and the stub's docstring")
+        shown.append("  " + _("no hint written for this exercise yet: read the unit's README and the stub's docstring"))
     return "\n".join(shown)
 
 

@@ -18,10 +18,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from grader import api
+from grader import api, i18n
 from grader.grading.results import GradeReport, Status, TestResult, totals
-from grader.grading.scoreboard import next_exercise
+from grader.grading.scoreboard import label, next_exercise
 from grader.grading.target import REPO_ROOT
+from grader.i18n import N_, _
 from grader.learner import history
 
 COURSE_URL = "https://github.com/lilinji/ai-infra-odyssey"
@@ -41,10 +42,10 @@ class UnitProgress:
     @property
     def status(self) -> str:
         if not self.graded:
-            return "not graded yet"
+            return N_("not graded yet")
         if self.exercises_done == self.exercises:
-            return "done"
-        return "started" if self.score else "to do"
+            return N_("done")
+        return N_("started") if self.score else N_("to do")
 
 
 def lecture_link(unit: str, root: Path = REPO_ROOT) -> str:
@@ -86,21 +87,22 @@ def course_progress(report: GradeReport, units: list[str], root: Path = REPO_ROO
 
 def render(rows: list[UnitProgress], report: GradeReport, updated: str, console: Console) -> None:
     """The table, the total, and what to do next."""
-    console.print(f"[bold]Dripstone[/bold] · your progress "
-                  f"({'last graded ' + updated if updated else 'nothing graded yet'}; `make grade` updates it)")
+    when = _("last graded {time}").format(time=updated) if updated else _("nothing graded yet")
+    console.print(_("[bold]Dripstone[/bold] · your progress ({when}; `make grade` updates it)").format(when=when))
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for col in ("#", "unit", "points", "exercises done", "status", "lecture"):
-        table.add_column(col, no_wrap=col != "lecture", overflow="fold")
+    for col in ("#", _("unit"), _("points"), _("exercises done"), _("status"), _("lecture")):
+        table.add_column(col, no_wrap=col != _("lecture"), overflow="fold")
     style = {"done": "green", "started": "yellow", "to do": "red", "not graded yet": "dim"}
     for n, row in enumerate(rows, 1):
         points = f"{row.score:g}/{row.max_score:g}" if row.graded else "–"
         done = f"{row.exercises_done}/{row.exercises}" if row.graded else "–"
-        table.add_row(str(n), row.unit, points, done, f"[{style[row.status]}]{row.status}[/]",
-                      row.lecture or "(see the unit's README)")
+        table.add_row(str(n), row.unit, points, done, f"[{style[row.status]}]{_(row.status)}[/]",
+                      row.lecture or _("(see the unit's README)"))
     console.print(table)
     graded = [r for r in rows if r.graded]
-    console.print(f"  {sum(r.status == 'done' for r in rows)} of {len(rows)} units done; "
-                  f"{sum(r.score for r in graded):g}/{sum(r.max_score for r in graded):g} points in the units graded")
+    console.print("  " + _("{done} of {units} units done; {points} points in the units graded").format(
+        done=sum(r.status == "done" for r in rows), units=len(rows),
+        points=f"{sum(r.score for r in graded):g}/{sum(r.max_score for r in graded):g}"))
     _next(rows, report, console)
 
 
@@ -111,15 +113,18 @@ def _next(rows: list[UnitProgress], report: GradeReport, console: Console) -> No
     first_new = next((r for r in rows if not r.graded), None)
     if nxt is not None and (first_new is None or order[nxt.unit] < order[first_new.unit]):
         short = nxt.unit.split("_")[0]
-        console.print(f"\n  next: [bold]{nxt.unit} · {nxt.exercise}[/bold] ({nxt.status.value.upper()}): "
-                      f"{escape(nxt.message)}")
+        console.print("\n  " + _("next:") + f" [bold]{nxt.unit} · {nxt.exercise}[/bold] "
+                      f"({label(nxt.status)[0]}): {escape(nxt.message)}")
         console.print(f"        make grade L={short} E={nxt.exercise}   ·   make hint L={short} "
-                      f"E={nxt.exercise}   ·   lecture: {lecture_link(nxt.unit) or 'see the README'}")
+                      f"E={nxt.exercise}   ·   " + _("lecture:") + " "
+                      + (lecture_link(nxt.unit) or _("see the README")))
     elif first_new is not None:
-        console.print(f"\n  next: [bold]{first_new.unit}[/bold] (not graded yet): read exercises/{first_new.unit}/"
-                      f"README.md, then make grade L={first_new.unit.split('_')[0]}")
+        readme = i18n.localized(REPO_ROOT / "exercises" / first_new.unit / "README.md").name
+        console.print("\n  " + _("next:") + f" [bold]{first_new.unit}[/bold] " + _(
+            "(not graded yet): read exercises/{unit}/{readme}, then make grade L={short}").format(
+            unit=first_new.unit, readme=readme, short=first_new.unit.split("_")[0]))
     else:
-        console.print("\n  every unit is done: well played")
+        console.print("\n  " + _("every unit is done: well played"))
 
 
 def _progress(args: argparse.Namespace) -> int:

@@ -14,13 +14,15 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from grader import api
 from grader.grading import timeout as call_limit
 from grader.grading.results import GradeReport, Status, TestResult
-from grader.grading.scoreboard import STYLE
+from grader.grading.scoreboard import label
 from grader.grading.target import REPO_ROOT
+from grader.i18n import _
 from grader.learner.live import ProgressLine
 
 
@@ -54,32 +56,33 @@ def show(report: GradeReport, case: int, console: Console) -> TestResult | None:
     results = list(report.results)
     if not case:
         for n, r in enumerate(results, 1):
-            label, style = STYLE[r.status]
-            console.print(f"  case {n:>2}  [{style}]{label:<11}[/{style}] {r.tier:<11} {r.name}")
+            word, style = label(r.status)
+            console.print("  " + _("case {n}").format(n=f"{n:>2}") + f"  [{style}]{word:<11}[/{style}] "
+                          f"{r.tier:<11} {r.name}")
     chosen = results[0] if case else next((r for r in results if r.status in (Status.FAILED, Status.TODO)), None)
     if chosen is None:
-        console.print("\n  every case passes: nothing to replay")
+        console.print("\n  " + _("every case passes: nothing to replay"))
         return None
     _detail(chosen, console)
     return chosen
 
 
 def _detail(r: TestResult, console: Console) -> None:
-    label, style = STYLE[r.status]
-    console.print(f"\n[bold]{r.unit} · {r.exercise} · {r.name}[/bold] ({r.tier}): [{style}]{label}[/{style}]")
+    word, style = label(r.status)
+    console.print(f"\n[bold]{r.unit} · {r.exercise} · {r.name}[/bold] ({r.tier}): [{style}]{word}[/{style}]")
     console.print(Text(r.message))
     for line in r.detail.splitlines():
         if line.startswith("replay:"):
             continue
         console.print(Text(f"  {line}"))
     if r.hint:
-        console.print(Text(f"→ {r.hint}", style="dim"))
+        console.print(Text(f"→ {_(r.hint, unit=r.unit)}", style="dim"))
     if r.output:
-        console.print("\n[bold]your prints[/bold] (stdout and stderr of your code during this case):")
+        console.print("\n" + _("[bold]your prints[/bold] (stdout and stderr of your code during this case):"))
         console.print(Text(r.output))
     elif r.status is Status.FAILED:
-        console.print("\n(your code printed nothing during this case: add print(...) or tl.device_print(...) "
-                      "where you want to look, and run this again)")
+        console.print("\n" + escape(_("(your code printed nothing during this case: add print(...) or "
+                                      "tl.device_print(...) where you want to look, and run this again)")))
 
 
 def _run(args: argparse.Namespace) -> int:

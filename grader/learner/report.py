@@ -17,10 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import api
+from grader import api, i18n
 from grader.constants import GPUS
 from grader.grading.results import GradeReport, Status, Tier, totals
-from grader.grading.scoreboard import STYLE, next_exercise
+from grader.grading.scoreboard import label, next_exercise
+from grader.i18n import N_, _
 from grader.learner import figures, history, progress
 
 DEFAULT_GPU = "H100-SXM"
@@ -143,36 +144,38 @@ def roofline_svg(p: KernelPoint, gpu: str) -> str:
              f'<path d="{path}" fill="none" stroke="#57606a" stroke-width="2"/>',
              f'<line x1="{_x(ridge):.1f}" y1="{PAD}" x2="{_x(ridge):.1f}" y2="{H - PAD}" stroke="#8c959f" '
              'stroke-dasharray="4 3"/>',
-             f'<text x="{_x(ridge) + 4:.1f}" y="{PAD + 12}" font-size="11">ridge {ridge:.0f} FLOP/B</text>']
+             f'<text x="{_x(ridge) + 4:.1f}" y="{PAD + 12}" font-size="11">'
+             + html.escape(_("ridge {value} FLOP/B").format(value=f"{ridge:.0f}")) + '</text>']
     for dec in range(-2, 5):
         parts.append(f'<text x="{_x(10**dec):.1f}" y="{H - PAD + 14}" font-size="10" text-anchor="middle">'
                      f'{10**dec:g}</text>')
-    parts.append(f'<text x="{W / 2}" y="{H - 8}" font-size="11" text-anchor="middle">arithmetic intensity '
-                 '(FLOP/B, log)</text>')
+    parts.append(f'<text x="{W / 2}" y="{H - 8}" font-size="11" text-anchor="middle">'
+                 + html.escape(_("arithmetic intensity (FLOP/B, log)")) + '</text>')
     parts.append(f'<text x="12" y="{H / 2}" font-size="11" transform="rotate(-90 12 {H / 2})" '
-                 'text-anchor="middle">attainable FLOP/s (log)</text>')
-    for ai, label, color in ((p.ledger_intensity, "ledger minimum", "#0969da"), (p.intensity, "yours", "#cf222e")):
+                 'text-anchor="middle">' + html.escape(_("attainable FLOP/s (log)")) + '</text>')
+    for ai, name, color in ((p.ledger_intensity, N_("ledger minimum"), "#0969da"),
+                            (p.intensity, N_("yours"), "#cf222e")):
         attained = min(peak, g.hbm_bytes_per_s * ai)
         cx, cy = _x(ai), _y(max(attained, 1.0), peak)
         parts.append(f'<circle class="point" cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="{color}"/>')
-        dy = -8 if label == "yours" else 16
-        parts.append(f'<text x="{cx + 7:.1f}" y="{cy + dy:.1f}" font-size="11" fill="{color}">{label}: '
-                     f'{ai:.3g} FLOP/B</text>')
+        dy = -8 if name == "yours" else 16
+        parts.append(f'<text x="{cx + 7:.1f}" y="{cy + dy:.1f}" font-size="11" fill="{color}">'
+                     f'{html.escape(_(name))}: {ai:.3g} FLOP/B</text>')
     parts.append("</svg>")
     return "".join(parts)
 
 
 def bars_svg(p: KernelPoint) -> str:
     """Bytes loaded, stored, and their sum, against the ledger's minimum."""
-    rows = [("loaded", p.loaded, "#cf222e"), ("stored", p.stored, "#bf8700"),
-            ("total", p.loaded + p.stored, "#57606a"), ("ledger minimum", p.ledger, "#0969da")]
-    top = max(v for _, v, _ in rows) or 1
+    rows = [(N_("loaded"), p.loaded, "#cf222e"), (N_("stored"), p.stored, "#bf8700"),
+            (N_("total"), p.loaded + p.stored, "#57606a"), (N_("ledger minimum"), p.ledger, "#0969da")]
+    top = max(row[1] for row in rows) or 1
     bw, h = 300, 24 * len(rows) + 10
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="bars" width="{bw + 230}" height="{h}" '
              f'viewBox="0 0 {bw + 230} {h}" role="img" aria-label="bytes of {html.escape(p.exercise)}">']
-    for i, (label, value, color) in enumerate(rows):
+    for i, (name, value, color) in enumerate(rows):
         y = 6 + 24 * i
-        parts.append(f'<text x="0" y="{y + 13}" font-size="11">{label}</text>')
+        parts.append(f'<text x="0" y="{y + 13}" font-size="11">{html.escape(_(name))}</text>')
         parts.append(f'<rect x="100" y="{y}" width="{max(value / top * bw, 1):.1f}" height="16" fill="{color}"/>')
         parts.append(f'<text x="{104 + value / top * bw:.1f}" y="{y + 13}" font-size="11">{value:,} B</text>')
     parts.append("</svg>")
@@ -181,7 +184,13 @@ def bars_svg(p: KernelPoint) -> str:
 
 # ---- the page -----------------------------------------------------------------------------------------------------
 
-CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#1f2328;max-width:1100px}
+# CJK fallbacks after the Latin faces: a Chinese page (DRIPSTONE_LANG=zh) renders with the system's CJK font.
+FONTS = ("system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans CJK SC','Noto Sans SC','Source Han Sans SC',"
+         "'PingFang SC','Hiragino Sans GB','Microsoft YaHei','WenQuanYi Micro Hei',sans-serif")
+CSS = "body{font-family:" + FONTS + """;margin:2em;color:#1f2328;max-width:1100px}
+.bar{display:inline-block;height:10px;background:#1a7f37;vertical-align:middle}
+.barbox{display:inline-block;width:160px;height:10px;background:#eaeef2;vertical-align:middle;margin-right:.5em}
+details{margin:.3em 0}summary{cursor:pointer;font-weight:600}.next{font-size:110%;padding:.6em;background:#fff8c5}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{padding:3px 10px;border-bottom:1px solid #d0d7de;
 text-align:left;vertical-align:top}th{background:#f6f8fa}.hint{color:#57606a;font-size:90%}
 .kernel{display:flex;gap:2em;flex-wrap:wrap;align-items:center;margin-bottom:1.5em}
@@ -196,22 +205,27 @@ def _scoreboard(report: GradeReport) -> str:
     out = []
     for unit, results in report.by_unit().items():
         score, max_score = totals(results)
-        out.append(f"<h3>{_e(unit)} · {score:g}/{max_score:g}</h3><table class='scoreboard'><tr><th>exercise</th>"
-                   "<th>tier</th><th>test</th><th>points</th><th>status</th><th>first failure · hint</th></tr>")
+        failing = sum(r.status is Status.FAILED for r in results)
+        out.append(f"<details{' open' if failing else ''}><summary>{_e(unit)} · {score:g}/{max_score:g}"
+                   + (" · " + _e(_("{n} failing").format(n=failing)) if failing else "") + "</summary>"
+                   "<table class='scoreboard'><tr>" + "".join(f"<th>{_e(_(h))}</th>" for h in (
+                       N_("exercise"), N_("tier"), N_("test"), N_("points"), N_("status"),
+                       N_("first failure · hint"))) + "</tr>")
         for r in results:
-            label, _ = STYLE[r.status]
+            word, _style = label(r.status)
             why = "" if r.status in (Status.PASSED, Status.PENDING_GPU) else (
-                f"{_e(r.message)}" + (f"<div class='hint'>→ {_e(r.hint)}</div>" if r.hint else ""))
+                f"{_e(r.message)}" + (f"<div class='hint'>→ {_e(_(r.hint, unit=r.unit))}</div>" if r.hint else ""))
             out.append(f"<tr><td>{_e(r.exercise)}</td><td>{_e(r.tier)}</td><td>{_e(r.name)}</td>"
-                       f"<td>{r.score:g}/{r.points:g}</td><td style='color:{COLORS[r.status]}'>{label}</td>"
+                       f"<td>{r.score:g}/{r.points:g}</td><td style='color:{COLORS[r.status]}'>{_e(word)}</td>"
                        f"<td>{why}</td></tr>")
-        out.append("</table>")
+        out.append("</table></details>")
     return "".join(out)
 
 
 def _kernels(points: list[KernelPoint], gpu: str) -> str:
     if not points:
-        return "<p>No kernel exercise counted traffic in this run (grade a kernel unit: L=22 to L=25).</p>"
+        return "<p>" + _e(_("No kernel exercise counted traffic in this run (grade a kernel unit: L=22 to L=25).")) \
+            + "</p>"
     out = []
     for p in points:
         out.append(f"<h3>{_e(p.unit)} · {_e(p.exercise)} <small>({_e(p.test)}, {_e(p.dtype)})</small></h3>"
@@ -221,14 +235,20 @@ def _kernels(points: list[KernelPoint], gpu: str) -> str:
 
 def _progress(report: GradeReport) -> str:
     rows = progress.course_progress(report, api.all_units())
-    out = ["<table class='progress'><tr><th>#</th><th>unit</th><th>points</th><th>exercises done</th>"
-           "<th>status</th><th>lecture</th></tr>"]
+    graded = [r for r in rows if r.graded]
+    score, max_score = sum(r.score for r in graded), sum(r.max_score for r in graded)
+    out = ["<p>" + _e(_("{done} of {units} units done; {points} points in the units graded").format(
+        done=sum(r.status == "done" for r in rows), units=len(rows), points=f"{score:g}/{max_score:g}")) + "</p>",
+           "<table class='progress'><tr>" + "".join(f"<th>{_e(_(h))}</th>" for h in (
+               "#", N_("unit"), N_("points"), N_("exercises done"), N_("status"), N_("lecture"))) + "</tr>"]
     for n, r in enumerate(rows, 1):
         link = f"<a href='{_e(r.lecture)}'>{_e(progress.lecture_title(r.lecture))}</a>" if r.lecture else ""
+        share = r.score / r.max_score if r.graded and r.max_score else 0.0
+        bar = f"<span class='barbox'><span class='bar' style='width:{share * 100:.0f}%'></span></span>"
         points = f"{r.score:g}/{r.max_score:g}" if r.graded else "–"
         done = f"{r.exercises_done}/{r.exercises}" if r.graded else "–"
-        out.append(f"<tr><td>{n}</td><td>{_e(r.unit)}</td><td>{points}</td><td>{done}</td><td>{_e(r.status)}</td>"
-                   f"<td>{link}</td></tr>")
+        out.append(f"<tr><td>{n}</td><td>{_e(r.unit)}</td><td>{bar}{points}</td><td>{done}</td>"
+                   f"<td>{_e(_(r.status))}</td><td>{link}</td></tr>")
     out.append("</table>")
     return "".join(out)
 
@@ -238,21 +258,24 @@ def page(run: GradeReport, everything: GradeReport, *, gpu: str = DEFAULT_GPU, w
     if gpu not in GPUS:
         raise api.GraderError(f"no GPU {gpu!r}; grader.constants.GPUS has {', '.join(GPUS)}")
     nxt = next_exercise(run.results)
-    nxt_html = (f"<p><b>next:</b> {_e(nxt.unit)} · {_e(nxt.exercise)} ({_e(STYLE[nxt.status][0])}): "
-                f"{_e(nxt.message)}</p>" if nxt else "<p>every graded test passes</p>")
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Dripstone report</title>"
-            f"<style>{CSS}</style></head><body><h1>Dripstone · {_e(run.target)}</h1>"
-            f"<p>graded {_e(when)} · total {run.score:g}/{run.max_score:g} · rooflines of {_e(gpu)} "
-            f"({GPUS[gpu].hbm_bytes_per_s / 1e12:.2f} TB/s)</p>{nxt_html}"
-            f"<h2>Scoreboard</h2>{_scoreboard(run)}<h2>Kernels: roofline and bytes</h2>"
-            f"{_kernels(kernel_points(run), gpu)}{_measurements()}<h2>Course progress</h2>{_progress(everything)}"
-            "</body></html>")
+    nxt_html = (f"<p class='next'><b>{_e(_('next:'))}</b> {_e(nxt.unit)} · {_e(nxt.exercise)} "
+                f"({_e(label(nxt.status)[0])}): {_e(nxt.message)}</p>" if nxt
+                else f"<p class='next'>{_e(_('every graded test of this run passes'))}</p>")
+    run_line = _("this run ({when}): {target}, {points} points in the units it graded · rooflines of {gpu} "
+                 "({bandwidth} TB/s)").format(when=when, target=run.target, points=f"{run.score:g}/{run.max_score:g}",
+                                              gpu=gpu, bandwidth=f"{GPUS[gpu].hbm_bytes_per_s / 1e12:.2f}")
+    lang = "zh-CN" if i18n.language() == "zh" else "en"
+    return (f"<!DOCTYPE html><html lang='{lang}'><head><meta charset='utf-8'><title>"
+            f"{_e(_('Dripstone report'))}</title><style>{CSS}</style></head><body><h1>Dripstone · {_e(run.target)}"
+            f"</h1>{nxt_html}<h2>{_e(_('Course progress'))}</h2>{_progress(everything)}"
+            f"<h2>{_e(_('Kernels: roofline and bytes'))}</h2>{_kernels(kernel_points(run), gpu)}{_measurements()}"
+            f"<h2>{_e(_('Scoreboard'))}</h2><p>{_e(run_line)}</p>{_scoreboard(run)}</body></html>")
 
 
 def _measurements() -> str:
     """The figures units saved (grader/learner/figures.py): measurements shown, never scored."""
     shown = figures.figures_html()
-    return f"<h2>Measurements (shown, never scored)</h2>{shown}" if shown else ""
+    return f"<h2>{_e(_('Measurements (shown, never scored)'))}</h2>{shown}" if shown else ""
 
 
 def write(out: Path | None = None, *, target: str = "exercises", gpu: str = DEFAULT_GPU) -> Path:

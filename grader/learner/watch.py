@@ -23,8 +23,9 @@ from rich.text import Text
 from grader import api
 from grader.grading import timeout as call_limit
 from grader.grading.results import GradeReport
-from grader.grading.scoreboard import STYLE, next_exercise
+from grader.grading.scoreboard import label, next_exercise
 from grader.grading.target import REPO_ROOT
+from grader.i18n import _
 from grader.learner import history
 from grader.learner.live import ProgressLine
 
@@ -94,8 +95,9 @@ class Watcher:
         history.save_quietly(report)
         took = time.time() - saved_at
         self._clear()
-        render(report, self.console, header=f"{self.unit} · {saved[0].name} saved {time.strftime('%H:%M:%S')}; "
-                                            f"verdict {took:.1f} s after the save")
+        render(report, self.console, header=f"{self.unit} · " + _(
+            "{file} saved {time}; verdict {seconds} s after the save").format(
+            file=saved[0].name, time=time.strftime("%H:%M:%S"), seconds=f"{took:.1f}"))
         return took
 
     def _clear(self) -> None:
@@ -105,25 +107,25 @@ class Watcher:
 
 def render(report: GradeReport, console: Console, *, header: str) -> None:
     """One screen: a line per test, then the first problem with its detail, hint and prints."""
-    console.print(f"[bold]watch[/bold] · {header}")
+    console.print(f"[bold]watch[/bold] · {escape(header)}")
     for r in report.results:
-        label, style = STYLE[r.status]
-        console.print(f"  [{style}]{label:<11}[/{style}] {r.exercise:<24} {r.tier:<11} {r.score:g}/{r.points:g}  "
+        word, style = label(r.status)
+        console.print(f"  [{style}]{word:<11}[/{style}] {r.exercise:<24} {r.tier:<11} {r.score:g}/{r.points:g}  "
                       f"{r.name}")
     score, max_score = report.score, report.max_score
-    console.print(f"  {score:g}/{max_score:g} points")
+    console.print("  " + _("{points} points").format(points=f"{score:g}/{max_score:g}"))
     first = next_exercise(report.results)
     if first is None:
-        console.print("\n  [green]all graded tests pass[/green]")
+        console.print("\n  [green]" + _("all graded tests pass") + "[/green]")
         return
     problem = next(r for r in report.results if r.exercise == first.exercise and r.status is first.status)
     console.print(Text.assemble("\n", (f"{problem.exercise} · {problem.name}", "red"), ": ", problem.message))
     for line in problem.detail.splitlines()[:14]:
         console.print(Text(f"  {line}", style="dim"))
     if problem.hint:
-        console.print(Text(f"→ {problem.hint}"))
+        console.print(Text(f"→ {_(problem.hint, unit=problem.unit)}"))
     if problem.output:
-        console.print(Text("your prints:\n" + "\n".join(problem.output.splitlines()[-10:]), style="italic"))
+        console.print(Text(_("your prints:") + "\n" + "\n".join(problem.output.splitlines()[-10:]), style="italic"))
 
 
 def watch(unit: str, exercise: str | None, *, target: Path, call_timeout: float, console: Console,

@@ -91,11 +91,12 @@ def _result(unit: str, exercise: str, status: Status, score: float, points: floa
 
 def test_history_merges_runs_and_progress_says_what_next(tmp_path):
     last = tmp_path / "last.json"
-    history.save(GradeReport("exercises", (_result("l02_ai_math", "to_bytes", Status.PASSED, 2.0),
+    history.save(GradeReport("exercises", (_result("l01_cpp_python", "list_vs_tensor_bytes", Status.PASSED, 2.0),
+                                           _result("l02_ai_math", "to_bytes", Status.PASSED, 2.0),
                                            _result("l02_ai_math", "lora_params", Status.TODO, 0.0))), last)
     history.save(GradeReport("exercises", (_result("l12_roofline", "ridge_point", Status.FAILED, 0.0),)), last)
     saved, updated = history.load("exercises", last)
-    assert len(saved.results) == 3 and updated
+    assert len(saved.results) == 4 and updated
     assert [r.unit for r in history.last_run("exercises", last).results] == ["l12_roofline"]
     rows = progress.course_progress(saved, api.all_units())
     by = {r.unit: r for r in rows}

@@ -1,0 +1,133 @@
+"""The learner's language: the catalogs hold a translation of every learner-facing string, Chinese texts keep the
+numbers, code and placeholders of the English ones, and the language follows DRIPSTONE_LANG or the locale."""
+
+from __future__ import annotations
+
+import functools
+import re
+import string
+import tomllib
+
+import pytest
+
+from grader import api, i18n
+from grader.grading.target import REPO_ROOT
+from grader.learner import hints
+
+UNITS = api.all_units()
+TRANSLATED = [u for u in UNITS if (REPO_ROOT / "solutions" / u / "README.zh.md").is_file()]
+NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*\d|(?<![\w.])\d")
+CODE = re.compile(r"`([^`\n]+)`")
+
+
+def _fields(text: str) -> list[str]:
+    return sorted(f for _, f, _, _ in string.Formatter().parse(text) if f is not None)
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in NUMBER.findall(text)}
+
+
+@functools.cache
+def _manifest() -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {u: [] for u in TRANSLATED}
+    for t in api.manifest(TRANSLATED) if TRANSLATED else []:
+        if t.get("hint"):
+            out[str(t["unit"])].append((str(t["hint"]), str(t["nodeid"])))
+    return out
+
+
+def test_every_learner_facing_string_of_the_grader_is_translated():
+    strings = list(i18n.grader_strings())
+    assert len(strings) > 20, "the grader's learner-facing strings are marked with _() or N_()"
+    gaps = i18n.missing(i18n.catalog_path(), strings)
+    assert not gaps, ("no Chinese for these strings: run `python -m grader.i18n extract`, translate them in "
+                      "grader/locale/zh.po\n  " + "\n  ".join(gaps[:30]))
+
+
+def test_translations_keep_placeholders_numbers_and_code():
+    for path in [i18n.catalog_path()] + [i18n.catalog_path(u) for u in UNITS]:
+        for msgid, msgstr in i18n._read(path).items():
+            where = f"{path.relative_to(REPO_ROOT)}: {msgid!r}"
+            assert _fields(msgstr) == _fields(msgid), f"{where}: placeholders {_fields(msgid)} must stay"
+            assert _numbers(msgid) <= _numbers(msgstr), f"{where}: numbers {_numbers(msgid) - _numbers(msgstr)}"
+            assert set(CODE.findall(msgid)) <= set(CODE.findall(msgstr)), f"{where}: code spans must stay"
+
+
+@pytest.mark.parametrize("unit", TRANSLATED)
+def test_a_translated_unit_has_every_text_in_chinese(unit):
+    sol, ex = REPO_ROOT / "solutions" / unit, REPO_ROOT / "exercises" / unit
+    english, chinese = (sol / "README.md").read_text(), (sol / "README.zh.md").read_text()
+    lost = sorted(_numbers(english) - _numbers(chinese))
+    assert not lost, f"{unit}/README.zh.md lacks numbers of README.md: {lost[:20]}"
+    spans = sorted(set(CODE.findall(english)) - set(CODE.findall(chinese)))
+    assert not spans, f"{unit}/README.zh.md lacks code spans of README.md: {spans[:20]}"
+    assert "(README.md)" in chinese, f"{unit}/README.zh.md links back to README.md"
+    levels = hints.read_hints(sol / "HINTS.toml")
+    zh = hints.read_hints(sol / "HINTS.zh.toml")
+    assert {e: sorted(v) for e, v in zh.items()} == {e: sorted(v) for e, v in levels.items()}, (
+        f"{unit}/HINTS.zh.toml must have the exercises and levels of HINTS.toml")
+    assert all(v[1].rstrip().endswith(("?", "？")) for v in zh.values()), f"{unit}: level 1 asks a question"
+    tomllib.loads((sol / "HINTS.zh.toml").read_text())
+    for name in ("README.zh.md", "HINTS.zh.toml"):
+        assert (ex / name).read_text() == (sol / name).read_text(), "run `python -m grader stubs`"
+    gaps = i18n.missing(i18n.catalog_path(unit), _manifest()[unit])
+    assert not gaps, f"test hints without Chinese (python -m grader.i18n extract {unit}):\n  " + "\n  ".join(gaps)
+
+
+def test_the_language_follows_dripstone_lang_then_the_locale(monkeypatch):
+    for var in ("DRIPSTONE_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+    assert i18n.language() == "en"
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert i18n.language() == "zh"
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")  # LC_ALL wins over LANG, as in POSIX
+    assert i18n.language() == "en"
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    assert i18n.language() == "zh"
+    monkeypatch.setenv("DRIPSTONE_LANG", "en")
+    monkeypatch.setenv("LC_ALL", "zh_TW.UTF-8")
+    assert i18n.language() == "en"
+
+
+def test_text_without_a_translation_stays_english_and_english_is_never_translated(monkeypatch):
+    some = next(iter(i18n._read(i18n.catalog_path()).items()))
+    monkeypatch.setenv("DRIPSTONE_LANG", "en")
+    assert i18n._(some[0]) == some[0]
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    assert i18n._(some[0]) == some[1] != some[0]
+    assert i18n._("a sentence no catalog has") == "a sentence no catalog has"
+    readme = REPO_ROOT / "solutions" / (TRANSLATED[0] if TRANSLATED else "l23_online_softmax") / "README.md"
+    assert i18n.localized(readme).name == ("README.zh.md" if TRANSLATED else "README.md")
+    monkeypatch.setenv("DRIPSTONE_LANG", "en")
+    assert i18n.localized(readme) == readme
+
+
+def test_a_chinese_learner_reads_the_scoreboard_and_the_report_in_chinese(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from grader.grading import scoreboard
+    from grader.grading.results import GradeReport, Status, TestResult, Tier
+    from grader.learner import report
+
+    def result(name: str, status: Status, score: float, **kw) -> TestResult:
+        return TestResult(nodeid=f"tests/l12_roofline/t.py::{name}", unit="l12_roofline", exercise="ridge_point",
+                          tier=Tier.CORRECTNESS, points=2, status=status, score=score, **kw)
+
+    run = GradeReport("exercises", (result("test_ok", Status.PASSED, 2),
+                                    result("test_bad", Status.FAILED, 0, message="ridge_point(1, 2) = 2, expected 0.5",
+                                           hint=next(iter(i18n._read(i18n.catalog_path())))),))
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    out = io.StringIO()
+    scoreboard.render(run, Console(file=out, width=200, color_system=None))
+    text = out.getvalue()
+    assert "正在评分" in text and "失败" in text and "下一步" in text and "总分" in text, text
+    assert "ridge_point(1, 2) = 2, expected 0.5" in text, "the test's own numbers are shown as written"
+    page = report.page(run, run, when="now")
+    assert "lang='zh-CN'" in page and "Noto Sans CJK SC" in page and "课程进度" in page
+    # what a learner looks at first: the next step and the course progress, the per-test rows folded below
+    assert page.index("下一步") < page.index("课程进度") < page.index("计分板") and "<details" in page
+    monkeypatch.setenv("DRIPSTONE_LANG", "en")
+    assert "lang='en'" in report.page(run, run, when="now")
