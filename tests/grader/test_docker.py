@@ -21,6 +21,20 @@ DOCKERFILE = REPO_ROOT / "docker" / "Dockerfile"
 CI_RUN = REPO_ROOT / ".ci" / "run"
 MAKEFILE = REPO_ROOT / "Makefile"
 COMPOSE = REPO_ROOT / "docker" / "compose.yaml"
+DOCKER_README = REPO_ROOT / "docker" / "README.md"
+ENTRYPOINT = REPO_ROOT / "docker" / "entrypoint.sh"
+IMAGE_CHECK = REPO_ROOT / "docker" / "image_check.sh"
+# The Python each base's Ubuntu release installs with apt (its archive, -updates included, 2026-12-06). 22.04's
+# python3.11 is the release candidate: torch 2.13 fails on it (sys.get_int_max_str_digits is 3.11-final API).
+UBUNTU_PYTHONS = {
+    "22.04": {"python3.11": "3.11.0~rc1-1~22.04", "python3.10": "3.10.12-1~22.04"},
+    "24.04": {"python3.12": "3.12.3-1ubuntu0.18"},
+}
+# The capabilities bwrap needs in a container, run as root (docker/image_check.sh proves them in the image):
+# SYS_ADMIN for its namespaces and mounts, NET_ADMIN for the private loopback, and the default seccomp and
+# AppArmor profiles lifted.
+BWRAP_CAPS = {"SYS_ADMIN", "NET_ADMIN"}
+BWRAP_SECURITY_OPTS = {"seccomp=unconfined", "apparmor=unconfined"}
 INSTALL_FILES = {"Makefile", "requirements.txt", "requirements-gpu.txt"}  # what `make env GPU=1` reads
 JUSTIFIED_IGNORES = {"DL3008"}  # apt version pins: see the comment above the pragma in docker/Dockerfile
 
@@ -153,7 +167,9 @@ def _make_env_dry_run(*args: str) -> list[str]:
 def test_make_env_installs_the_pins_that_grade_and_test_run_with():
     """`make grade` and `make test` go through `make env`, which installs requirements.txt (+ the GPU extras)."""
     text = MAKEFILE.read_text()
-    assert re.search(r"^grade:.*\benv\b", text, re.M) and re.search(r"^test:.*\benv\b", text, re.M)
+    assert re.search(r"^grade:.*\benv\b", text, re.M)
+    assert re.search(r"^test:\n(\t.*\n)*?\t.*\$\(MAKE\).*\benv-instructor\b", text, re.M), "make test installs via env"
+    assert re.search(r"^\$\(INSTRUCTOR_STAMP\):.*\|\s*env\b", text, re.M)
     cpu, gpu = _make_env_dry_run(), _make_env_dry_run("GPU=1")
     assert [c.split(" -r ", 1)[1] for c in cpu] == ["requirements.txt"]
     assert [c.split(" -r ", 1)[1] for c in gpu] == ["requirements.txt -r requirements-gpu.txt"]
@@ -192,20 +208,112 @@ def _cuda_wheel() -> dict:
     return TORCH_CUDA_WHEELS[torch_pin]
 
 
-def test_base_image_is_nvidia_cuda_of_the_torch_build():
+def base_image() -> str:
+    """The FROM image: the default of ``ARG BASE`` where FROM is ``${BASE}``."""
     base = next(i.args for i in dockerfile() if i.keyword == "FROM")
+    if base in ("${BASE}", "$BASE"):
+        args = [i.args for i in dockerfile() if i.keyword == "ARG"]
+        return next(a.split("=", 1)[1] for a in args if a.startswith("BASE="))
+    return base
+
+
+def test_base_is_the_one_build_argument_and_defaults_to_the_real_image():
+    """docker/image_check.sh builds the Dockerfile unchanged on a stand-in base: BASE is its only seam."""
+    ins = dockerfile()
+    assert [i.args.split("=")[0] for i in ins if i.keyword == "ARG"] == ["BASE"]
+    assert ins[0].keyword == "ARG" and ins[1].keyword == "FROM" and ins[1].args == "${BASE}"
+    assert base_image().startswith("nvidia/cuda:")
+
+
+def test_base_image_is_nvidia_cuda_of_the_torch_build():
+    base = base_image()
     m = re.fullmatch(r"nvidia/cuda:(\d+\.\d+)\.\d+-(base|runtime|devel)-ubuntu[\d.]+", base)
     assert m, f"base image {base!r}: use an nvidia/cuda:<version>-base-ubuntu<release> tag"
     assert m.group(1) == _cuda_wheel()["cuda"], f"torch's CUDA build is {_cuda_wheel()['cuda']}, base is {m.group(1)}"
 
 
-def test_image_python_is_the_one_the_pins_are_resolved_for():
-    need = "python{}.{}".format(*doctor.required_python())
+def _apt_installs() -> str:
+    return " ".join(i.command() for i in dockerfile() if i.keyword == "RUN" and "apt-get install" in i.command())
+
+
+def _installs_package(package: str) -> bool:
+    return re.search(rf"(?<![\w.+-]){re.escape(package)}(?![\w.+-])", _apt_installs()) is not None
+
+
+def test_image_python_is_a_final_release_the_pins_support():
+    """The image's `make env` Python: >= requires-python, and a final release in the base's Ubuntu (issue 30: 22.04's
+    python3.11 is 3.11.0rc1, on which torch 2.13's dynamo and Adam.step() fail)."""
     ((run, _),) = image_installs()
-    assert env_before(run.line).get("PYTHON") == need
-    apt = " ".join(i.command() for i in dockerfile() if i.keyword == "RUN" and "apt-get install" in i.command())
-    for package in (need, f"{need}-venv", f"{need}-dev", "gcc", "make", "bubblewrap"):
-        assert re.search(rf"(?<![\w.-]){re.escape(package)}(?![\w.-])", apt), f"apt-get install {package} is missing"
+    python = env_before(run.line).get("PYTHON", "")
+    m = re.fullmatch(r"python(\d+)\.(\d+)", python)
+    assert m and (int(m.group(1)), int(m.group(2))) >= doctor.required_python(), f"ENV PYTHON={python}"
+    release = re.search(r"ubuntu(\d+\.\d+)$", base_image()).group(1)
+    shipped = UBUNTU_PYTHONS[release].get(python)
+    assert shipped, f"Ubuntu {release} has no {python} package: {sorted(UBUNTU_PYTHONS[release])}"
+    assert re.fullmatch(r"\d+\.\d+\.\d+-[\w.~]+", shipped) and "~rc" not in shipped and "~b" not in shipped, (
+        f"Ubuntu {release}'s {python} is {shipped}, a pre-release: the pinned wheels need a final Python"
+    )
+    for package in (python, f"{python}-venv", f"{python}-dev", "gcc", "make", "bubblewrap"):
+        assert _installs_package(package), f"apt-get install {package} is missing"
+
+
+def test_release_candidate_ubuntu_python_would_be_refused():
+    """The check above, on the Dockerfile before issue 30: 22.04's python3.11 is a release candidate."""
+    shipped = UBUNTU_PYTHONS["22.04"]["python3.11"]
+    assert "~rc" in shipped
+
+
+def test_image_has_gpp_for_the_cuda_cpu_executor():
+    """Without a GPU, .cu correctness runs on the CPU executor, which compiles with g++ (issue 30: 33 points pending)."""
+    assert _installs_package("g++"), "apt-get install g++ in docker/Dockerfile"
+    assert "g++" in DOCKER_README.read_text()
+
+
+def test_image_works_for_any_uid_and_keeps_learner_state_in_the_mount():
+    """A host uid other than 1000 runs the image with --user: HOME is writable by any uid, .dripstone/ lives in the
+    mounted exercises/ (issue 30: last.json stayed in the container, lost with --rm), the README says --user."""
+    ins = dockerfile()
+    home = env_before(10**9).get("HOME", "")
+    runs = " ".join(i.command() for i in ins if i.keyword == "RUN")
+    assert home and re.search(rf"chmod 1?777 {re.escape(home)}\b", runs), f"HOME={home!r} must be writable by any uid"
+    assert "ln -s exercises/.dripstone .dripstone" in runs
+    entry = json.loads(next(i.args for i in ins if i.keyword == "ENTRYPOINT"))
+    assert entry == ["/course/docker/entrypoint.sh"] and ENTRYPOINT.stat().st_mode & 0o111
+    script = ENTRYPOINT.read_text()
+    assert "mkdir -p /course/exercises/.dripstone" in script and 'exec "$@"' in script
+    readme = DOCKER_README.read_text()
+    assert readme.count('--user "$(id -u):$(id -g)"') >= 2
+
+
+def test_bwrap_capabilities_agree_in_compose_readme_doctor_and_image_check():
+    """bwrap's loopback needs NET_ADMIN as well as SYS_ADMIN (issue 30: with SYS_ADMIN alone batch fell back to
+    setpriv); the capabilities image_check.sh proves are the ones compose, the README and doctor's fix name."""
+    compose = COMPOSE.read_text()
+    m = re.search(r"cap_add:\s*\[([^\]]*)\]", compose)
+    assert m and {c.strip() for c in m.group(1).split(",")} == BWRAP_CAPS, "docker/compose.yaml cap_add"
+    m = re.search(r"security_opt:\s*\[([^\]]*)\]", compose)
+    assert m and {c.strip() for c in m.group(1).split(",")} == BWRAP_SECURITY_OPTS
+    readme = DOCKER_README.read_text()
+    assert "cap_add: [SYS_ADMIN, NET_ADMIN]" in readme
+    check = IMAGE_CHECK.read_text()
+    batch_caps = re.search(r"BATCH_CAPS=\(([^)]*)\)", check).group(1)
+    assert set(re.findall(r"--cap-add (\w+)", batch_caps)) == BWRAP_CAPS
+    assert set(re.findall(r"--security-opt (\S+)", batch_caps)) == BWRAP_SECURITY_OPTS
+    for cap in BWRAP_CAPS:
+        assert f"--cap-add {cap}" in doctor.FIX_BWRAP_IN_CONTAINER
+
+
+def test_image_check_builds_the_dockerfile_as_docker_would():
+    """buildah/podman default to the OCI format, which drops SHELL (pipefail); BASE is the only build argument."""
+    text = IMAGE_CHECK.read_text()
+    builds = [c for c in simple_commands(text.replace("\\\n", " ")) if re.search(r"\bbuildah\b.*\b(bud|build)\b", c)]
+    assert builds, "docker/image_check.sh builds with buildah"
+    for cmd in builds:
+        assert "--format docker" in cmd and "-f docker/Dockerfile" in cmd
+        assert re.findall(r"--build-arg \"?(\w+)=", cmd) == ["BASE"]
+    assert "--keyring=" in text and "debootstrap" in text, "the stand-in base's archive is verified with its key"
+    assert re.search(r"^image-check:", MAKEFILE.read_text(), re.M) and "docker/image_check.sh" in MAKEFILE.read_text()
+    assert "make image-check" in DOCKER_README.read_text()
 
 
 def test_image_runs_as_non_root_and_grades_by_default():
