@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 from pathlib import Path
 
@@ -141,7 +142,7 @@ def _nbgrader_course(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from grader.instructor import batch, sandbox
+    from grader.instructor import batch, class_report, sandbox
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     if (args.submissions is None) == (args.nbgrader is None):
@@ -150,13 +151,23 @@ def _batch(args: argparse.Namespace) -> int:
     if args.max_examples < 0:
         console.print(f"[red]batch error:[/red] --max-examples {args.max_examples}: give a count >= 1, or 0 for all")
         return 2
+    try:
+        late = None if args.due is None else class_report.Late(
+            datetime.datetime.fromisoformat(args.due).astimezone().timestamp(), args.late_penalty)
+    except ValueError:
+        console.print(f"[red]batch error:[/red] --due {escape(args.due)}: give a date and time such as "
+                      "2026-12-20T23:59 (ISO 8601, local time unless it names a zone)")
+        return 2
+    if not 0 <= args.late_penalty <= 1:
+        console.print(f"[red]batch error:[/red] --late-penalty {args.late_penalty}: give a share between 0 and 1")
+        return 2
     options = batch.BatchOptions(args.submissions and Path(args.submissions), Path(args.out), jobs=args.jobs,
                                  units=tuple(args.unit), exercises=tuple(args.exercise),
                                  backend=batch.Backend(args.backend), address=args.address,
                                  limits=sandbox.Limits(wall_s=args.timeout, gpu=args.gpus,
                                                        max_examples=args.max_examples),
                                  nbgrader=args.nbgrader and Path(args.nbgrader), assignment=args.assignment,
-                                 regrade=tuple(args.regrade), force=args.force)
+                                 regrade=tuple(args.regrade), force=args.force, late=late)
     try:
         with batch.progress_bar(console) as progress:
             report = batch.run_batch(options, progress)
@@ -239,6 +250,10 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--regrade", action="append", default=[], metavar="NAME",
                    help="grade this student again whatever the ledger says (repeatable; as grades.csv names it)")
     b.add_argument("--force", action="store_true", help="grade every student again (the ledger's grades are replaced)")
+    b.add_argument("--due", metavar="TIME", help="due time (ISO 8601, e.g. 2026-12-20T23:59): grades.csv gets each "
+                   "submission's time, days late and the total after the late rule")
+    b.add_argument("--late-penalty", type=float, default=0.0, metavar="P",
+                   help="with --due: share of the total lost per started day late (default 0: flagged only)")
     b.add_argument("--gpus", action="store_true",
                    help="grade the GPU tiers too: one GPU per job (a Ray task asks for one), bound into its sandbox")
     b.set_defaults(func=_batch)

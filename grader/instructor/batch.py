@@ -49,7 +49,7 @@ from pathlib import Path
 from grader.grading import command
 from grader.grading.results import GradeReport, Status, TestResult, Tier, gradescope
 from grader.grading.target import REPO_ROOT
-from grader.instructor import sandbox, unpack
+from grader.instructor import class_report, sandbox, unpack
 from grader.tools import host
 
 LOG_CAP_BYTES = 1 << 20
@@ -86,6 +86,8 @@ class Graded:
     wall_s: float = 0.0
     gpu: str | None = None  # the GPU it was graded on (batch --gpus), as CUDA_VISIBLE_DEVICES named it
     key: dict[str, object] = field(default_factory=dict)  # what was graded (:func:`grading_key`)
+    exercises: dict[str, float] = field(default_factory=dict)  # "<unit>:<exercise>" → score
+    submitted: float | None = None  # the submission's time (newest file's mtime), for --due
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class BatchOptions:
     assignment: str | None = None
     regrade: tuple[str, ...] = ()  # students graded again whatever the ledger says
     force: bool = False  # every student graded again
+    late: class_report.Late | None = None  # --due and --late-penalty (grader/instructor/class_report.py)
 
 
 @dataclass(frozen=True)
@@ -463,8 +466,11 @@ def _output(
 ) -> StudentOutput:
     report = GradeReport(target=display(student.name), results=tuple(results))
     units = {u: sum(r.score for r in rs) for u, rs in report.by_unit().items()}
+    exercises: dict[str, float] = {}
+    for r in results:
+        exercises[f"{r.unit}:{r.exercise}"] = exercises.get(f"{r.unit}:{r.exercise}", 0.0) + r.score
     graded = Graded(student.name, report.score, report.max_score, units, tuple(problems), runtime.describe(), wall_s,
-                    gpu)
+                    gpu, exercises=exercises, submitted=submitted_at(student.source))
     payload = gradescope(report)
     if problems:
         payload["output"] = "\n".join([str(payload.get("output", "")), *problems]).strip()
@@ -502,6 +508,17 @@ def _digest_files(root: Path, paths: Sequence[Path]) -> str:
         body = os.readlink(p).encode("utf-8", "surrogateescape") if p.is_symlink() else p.read_bytes()
         h.update(b"%d:%s:%d:" % (len(rel), rel, len(body)) + body)
     return h.hexdigest()
+
+
+def submitted_at(source: Path) -> float | None:
+    """When a submission was handed in, as its files say: the newest mtime of a folder's files (links not
+    followed), an archive's own mtime; None if it cannot be read."""
+    try:
+        if not source.is_dir():
+            return source.stat().st_mtime
+        return max((p.lstat().st_mtime for p in source.rglob("*")), default=source.stat().st_mtime)
+    except OSError:
+        return None
 
 
 def submission_digest(source: Path) -> str:
@@ -560,19 +577,27 @@ def record(out: Path, output: StudentOutput) -> None:
         os.fsync(f.fileno())
 
 
-def write_grades_csv(out: Path, graded: Sequence[Graded], units: Sequence[str]) -> None:
-    """One row per student (csv module: names with commas, quotes or newlines stay one field), its folder
-    under OUT/ last."""
+def write_grades_csv(out: Path, graded: Sequence[Graded], units: Sequence[str], exercises: Sequence[str] = (),
+                     late: class_report.Late | None = None) -> None:
+    """One row per student (csv module: names with commas, quotes or newlines stay one field): a column per unit,
+    then per exercise (``<unit>:<exercise>``), the total, with --due its submission time, days late and the total
+    after the late rule, the problems, its folder under OUT/ last."""
+    dated = ["submitted", "days_late", "total_after_late"] if late is not None else []
     with (out / ".grades.csv.tmp").open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["student", *units, "total", "max_score", "problems", "folder"])
+        w.writerow(["student", *units, *exercises, "total", "max_score", *dated, "problems", "folder"])
         for g in sorted(graded, key=lambda g: g.student):
+            when = [] if late is None else [
+                time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(g.submitted)) if g.submitted else "",
+                late.days(g.submitted), late.total_after(g.score, g.submitted)]
             w.writerow(
                 [
                     display(g.student),
                     *(round(g.units.get(u, 0.0), 4) for u in units),
+                    *(round(g.exercises.get(e, 0.0), 4) for e in exercises),
                     round(g.score, 4),
                     g.max_score,
+                    *when,
                     "; ".join(g.problems),
                     out_folder(g.student),
                 ]
@@ -704,8 +729,11 @@ def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int
         else:  # the manifest travels with each task
             plan = Plan(tuple(pending), snapshot.result(), units, options.exercises, manifest.result(), runtime)
         runner(plan, options, done)
+        tests = manifest.result()
     graded = [finished[s.name] for s in students if s.name in finished]
-    write_grades_csv(options.out, graded, units)
+    exercises = list(class_report.exercise_points(tests))
+    write_grades_csv(options.out, graded, units, exercises, options.late)
+    extra = class_report.write(options.out, graded, tests, folder_of=out_folder, display=display, late=options.late)
     summary = {
         "runtime": runtime.describe(),
         "isolation": str(runtime.isolation),
@@ -716,6 +744,7 @@ def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int
         "regraded": {display(name): reason for name, reason in regraded},
         "skipped": skipped,
         "problems": {display(g.student): list(g.problems) for g in graded if g.problems},
+        **extra,
     }
     report = BatchReport(options.out, tuple(graded), len(students) - len(pending), runtime.describe(), units,
                          tuple(skipped), regraded)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
@@ -956,3 +957,46 @@ def test_the_last_ledger_line_of_a_student_wins(tmp_path):
     batch.record(tmp_path, output("alice", 7.0))
     batch.record(tmp_path, output("alice", 2.0))  # graded again: its submission changed
     assert batch.read_ledger(tmp_path)["alice"].score == 2.0
+
+
+def test_class_report_per_exercise_late_rule_junit_and_feedback(tmp_path):
+    """Issue 31: per-exercise columns and statistics, a late rule, JUnit with points, feedback to hand out."""
+    from grader.instructor import class_report
+
+    manifest = [{"unit": UNIT, "exercise": "softmax_fused", "points": 4.0, "tier": "correctness"},
+                {"unit": UNIT, "exercise": "softmax_fused", "points": 2.0, "tier": "efficiency"},
+                {"unit": UNIT, "exercise": "softmax_online", "points": 3.0, "tier": "correctness"}]
+    due = 1_800_000_000.0
+    late = class_report.Late(due, penalty_per_day=0.25)
+    assert [late.days(t) for t in (None, due - 5, due, due + 1, due + 86_400, due + 86_401)] == [0, 0, 0, 1, 1, 2]
+    assert late.total_after(8.0, due + 86_401) == 4.0 and late.total_after(8.0, due + 10 * 86_400) == 0.0
+    fast, slow = output("alice", 6.0).graded, output("bob", 1.0).graded
+    alice = dataclasses.replace(fast, exercises={f"{UNIT}:softmax_fused": 6.0}, submitted=due - 60, wall_s=3.0)
+    bob = dataclasses.replace(slow, exercises={f"{UNIT}:softmax_online": 1.0}, submitted=due + 3_600, wall_s=9.0,
+                              problems=("syntax error in softmax.py line 3",))
+    stats = class_report.exercise_stats([alice, bob], class_report.exercise_points(manifest))
+    assert stats[f"{UNIT}:softmax_fused"] == {"points": 6.0, "mean": 3.0, "median": 3.0, "full_marks": 1,
+                                             "histogram": [1, 0, 0, 0, 1]}
+    assert stats[f"{UNIT}:softmax_online"]["histogram"] == [1, 1, 0, 0, 0]
+    for g, score in ((alice, 6.0), (bob, 1.0)):
+        (tmp_path / g.student).mkdir()
+        (tmp_path / g.student / "results.json").write_text(json.dumps({"score": score, "max_score": 9.0, "tests": [
+            {"name": "test_values", "score": 0.0 if g is bob else 4.0, "max_score": 4.0,
+             "status": "failed" if g is bob else "passed", "output": "f(2) = 5, expected 4\nHint: doubled?",
+             "extra_data": {"unit": UNIT, "exercise": "softmax_fused", "tier": "correctness"}}]}))
+    extra = class_report.write(tmp_path, [alice, bob], manifest, folder_of=batch.out_folder, display=batch.display,
+                               late=late)
+    assert [s["student"] for s in extra["slowest"]] == ["bob", "alice"]
+    page = (tmp_path / "summary.html").read_text()
+    assert f"{UNIT}:softmax_fused" in page and "syntax error in softmax.py line 3" in page
+    suites = ET.fromstring((tmp_path / "junit.xml").read_text())
+    case = suites.find("testsuite[@name='bob']/testcase")
+    assert case is not None and case.find("failure") is not None
+    assert {p.get("name"): p.get("value") for p in case.iter("property")} == {"points": "4.0", "score": "0.0"}
+    feedback = (tmp_path / "feedback" / "bob.md").read_text()
+    assert "Total: **1 / 7**" in feedback and "f(2) = 5, expected 4" in feedback and "Late by 1" in feedback
+    assert "syntax error" in (tmp_path / "feedback" / "bob.html").read_text()
+    batch.write_grades_csv(tmp_path, [alice, bob], [UNIT], list(class_report.exercise_points(manifest)), late)
+    rows = list(csv.DictReader((tmp_path / "grades.csv").open()))
+    assert rows[1][f"{UNIT}:softmax_online"] == "1.0" and rows[0][f"{UNIT}:softmax_fused"] == "6.0"
+    assert (rows[0]["days_late"], rows[1]["days_late"], rows[1]["total_after_late"]) == ("0", "1", "0.75")

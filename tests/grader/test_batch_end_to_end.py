@@ -172,9 +172,14 @@ def test_a_rerun_regrades_what_changed_and_says_why(tmp_path):
     def totals() -> dict[str, float]:
         return {r["student"]: float(r["total"]) for r in csv.DictReader((out / "grades.csv").open())}
 
-    assert "2 student(s) to grade" in run()
+    assert "2 student(s) to grade" in run("--due", "2000-01-01T00:00", "--late-penalty", "0.5")
     first = totals()
     assert first["alice"] > 0 and first["bob"] == 0
+    row = next(csv.DictReader((out / "grades.csv").open()))
+    assert float(row["l12_roofline:ridge_point"]) > 0 and int(row["days_late"]) > 1 and row["total_after_late"] == "0.0"
+    assert (out / "summary.html").is_file() and (out / "feedback" / "bob.md").is_file()
+    assert "l12_roofline:ridge_point" in json.loads((out / "summary.json").read_text())["exercises"]
+    assert "TODO" in (out / "junit.xml").read_text() or "failure" in (out / "junit.xml").read_text()
     assert "0 student(s) to grade" in run()
     shutil.copy2(REPO_ROOT / "exercises" / unit / "roofline.py", subs / "alice" / unit / "roofline.py")
     again = run()
