@@ -284,6 +284,27 @@ SEGMENT_MAX = 65536  # a TCP segment on lo (its MTU): the most one retransmissio
 # unchanged); in 2 runs of ~40, one or three carried a chunk (+8-11 KB). Two are credited a message each: more
 # would let a flood of lo (which drops packets, so gloo's get retransmitted) buy room for hidden traffic.
 RETRANSMITS_CREDITED = 2
+# The torch release whose gloo the shares below and the header sizes were measured on (requirements.txt pins it).
+GLOO_MEASURED_ON = "2.13.0"
+
+
+def torch_release() -> str:
+    """The installed torch's release (``2.13.0`` of ``2.13.0+cpu``), read without importing torch."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("torch").split("+", 1)[0]
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _model_note() -> str:
+    """What a mismatch message adds when this torch's gloo is not the one the wire model was measured on."""
+    now = torch_release()
+    if now == GLOO_MEASURED_ON:
+        return ""
+    return (f" (gloo's bytes were measured on torch {GLOO_MEASURED_ON}, this is torch {now}: if a right "
+            "implementation fails here, the model in grader/kit/ranks.py needs measuring again on this release)")
 
 
 # What one rank's logged call puts on the wire, as a fraction of its logged bytes (every tensor argument); measured
@@ -404,9 +425,9 @@ class Wire:
         if self.payload > high:
             return (f"{said}: data went by a route the comm log does not see (a socket or store of your own, a "
                     "process group's functions reached some other way); exchange data only with torch.distributed's "
-                    "functions")
+                    "functions" + _model_note())
         return (f"{said}: the log counts traffic that never reached the network (a send nobody received, or a "
-                "log written by something other than torch.distributed's calls)")
+                "log written by something other than torch.distributed's calls)" + _model_note())
 
 
 def comm_log() -> list[tuple[str, int]]:
