@@ -59,7 +59,7 @@ def search_without_faiss(name: str, calls: list[tuple]) -> list[list[int] | str]
         if touched:
             return
         if event == "call" and roots and frame.f_code.co_filename.startswith(roots):
-            touched.append(f"faiss's {frame.f_code.co_name}()")
+            touched.append(f"faiss's {frame.f_code.co_qualname}()")
         elif event == "c_call" and str(getattr(arg, "__module__", None) or "").startswith("faiss"):
             touched.append(f"faiss's {getattr(arg, '__qualname__', arg)!s}()")
 
