@@ -11,7 +11,8 @@ function) and uses the solution's other names. It declares, as literals::
     ACCEPTED = ["softmax_fused"]                      # known_right: exercises that must keep full marks
 
 A CUDA C++ exercise's known implementation is a whole ``.cu`` file that *replaces* the unit's
-``<MODULE>.cu``; its leading ``//`` comment block holds the description, then the same declarations::
+``<MODULE>.cu`` (a C++ extension's: a whole ``.cpp`` file, the same way); its leading ``//`` comment
+block holds the description, then the same declarations::
 
     // Classic bug: the warp reduction sums through shared memory, no shuffle.
     // MODULE = "cuda_reduce"
@@ -34,6 +35,7 @@ from pathlib import Path
 from grader.grading.target import REPO_ROOT
 
 KINDS = ("known_wrong", "known_right")
+NATIVE = (".cu", ".cpp")  # whole files that replace the module, declarations in their header comment
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ def _cu_as_python(path: Path) -> str:
 
 def read(path: Path) -> KnownImpl:
     """Parse a known implementation's declarations without running it."""
-    text = _cu_as_python(path) if path.suffix == ".cu" else path.read_text()
+    text = _cu_as_python(path) if path.suffix in NATIVE else path.read_text()
     tree = ast.parse(text, filename=str(path))
     doc = ast.get_docstring(tree)
     if not doc:
@@ -102,20 +104,20 @@ def known_impls(unit: str, kind: str) -> list[KnownImpl]:
     folder = REPO_ROOT / "tests" / unit / kind
     if not folder.is_dir():
         return []
-    paths = sorted([*folder.glob("*.py"), *folder.glob("*.cu")])
+    paths = sorted([*folder.glob("*.py"), *(p for s in NATIVE for p in folder.glob(f"*{s}"))])
     stems = [p.stem for p in paths]
     if dupes := sorted({s for s in stems if stems.count(s) > 1}):
-        raise ValueError(f"tests/{unit}/{kind}: {dupes} exist as both .py and .cu; give each file its own name")
+        raise ValueError(f"tests/{unit}/{kind}: {dupes} exist twice (.py, .cu or .cpp); give each file its own name")
     return [read(p) for p in paths]
 
 
 def build_target(impl: KnownImpl, dest: Path) -> Path:
-    """A target folder: the unit's solutions with the override appended to its module (.cu: replacing it)."""
+    """A target folder: the unit's solutions with the override appended to its module (.cu, .cpp: replacing it)."""
     unit_dir = dest / impl.unit
     shutil.copytree(REPO_ROOT / "solutions" / impl.unit, unit_dir,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    if impl.path.suffix == ".cu":
-        (unit_dir / f"{impl.module}.cu").write_text(impl.path.read_text())
+    if impl.path.suffix in NATIVE:
+        (unit_dir / f"{impl.module}{impl.path.suffix}").write_text(impl.path.read_text())
         return dest
     module = unit_dir / f"{impl.module}.py"
     module.write_text(

@@ -9,7 +9,7 @@ In a solution file each region sits right under the TODO that names its task::
 
 The stub keeps everything outside the regions (docstrings, plans, signatures, helpers) and replaces
 each region by ``raise NotImplementedError("TODO: ...")`` at the region's indentation. In CUDA C++
-(``.cu``, ``// ### BEGIN SOLUTION``) a region must sit inside a function body and becomes
+and C++ extensions (``.cu``, ``.cpp``: ``// ### BEGIN SOLUTION``) a region must sit inside a function body and becomes
 ``DRIPSTONE_TODO("TODO: ...");``: the solution file defines that macro (``__trap()``) outside its
 regions, so the stub compiles, traps if launched, and the grader reports the function as TODO
 (grader/kernels/cuda.py). The markers
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-COMMENT = {".py": "#", ".cu": "//", ".cuh": "//"}
+COMMENT = {".py": "#", ".cu": "//", ".cuh": "//", ".cpp": "//"}
 SKIP = re.compile(r"(__pycache__|\.pyc$|\.hypothesis|\.pytest_cache|(^|/)\.backup/)")
 MANIFEST = ".stubs.json"  # in each exercises/<unit>/: the SHA-256 of each file `stubs` generated there
 BACKUP = ".backup"  # exercises/<unit>/.backup/: what `reset` replaced
@@ -229,7 +229,7 @@ def check(solutions: Path, exercises: Path) -> list[Drift]:
             drift.append(Drift(str(rel), "has no TODO: the learner has nothing to do"))
         if rel.suffix == ".py" and BEGIN in (solutions / rel).read_text() and "NotImplementedError" not in text:
             drift.append(Drift(str(rel), "stub raises no NotImplementedError"))
-        if rel.suffix in (".cu", ".cuh") and f"{CUDA_TODO}(" in text and f"#define {CUDA_TODO}" not in text:
+        if rel.suffix in (".cu", ".cuh", ".cpp") and f"{CUDA_TODO}(" in text and f"#define {CUDA_TODO}" not in text:
             drift.append(Drift(str(rel), f"defines no {CUDA_TODO} macro: the stub would not compile"))
     have, should = _by_folder(manifest), _by_folder({rel.as_posix(): digest(text) for rel, text in want.items()})
     drift += [Drift(str(Path(folder) / MANIFEST), "does not record the stubs solutions/ generates: run "
@@ -298,7 +298,7 @@ def find_exercise(stubs_of_unit: dict[Path, str], name: str) -> Path:
         if rel.suffix == ".py" and _top_level_def(text, name):
             return rel
     for rel, text in stubs_of_unit.items():
-        if rel.suffix in (".cu", ".cuh") and re.search(rf"\b{re.escape(name)}\s*\(", text):
+        if rel.suffix in (".cu", ".cuh", ".cpp") and re.search(rf"\b{re.escape(name)}\s*\(", text):
             return rel
     known = sorted(n.name for rel, text in stubs_of_unit.items() if rel.suffix == ".py"
                    for n in ast.parse(text).body

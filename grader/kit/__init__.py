@@ -37,6 +37,8 @@ Several processes on gloo (import torch on first use; grader/kit/ranks.py)
     comm_log()                          inside a rank: the (call, nbytes) this check made so far
     COLLECTIVES                         every collective's name (refuse=COLLECTIVES: point-to-point only)
     cuda                                               CUDA exercises: run_sim_kernel, compile_learner, launch
+    cpp_function(unit, module, name)                   a C++ extension function of ``<module>.cpp`` (pybind11):
+                                        ``.run(check, *args)`` compiles it (cached) and calls it in a forked child
     SubmissionError                                    a submission that breaks the contract (not a wrong value)
 """
 
@@ -76,6 +78,7 @@ _LAZY = {
     "uncounted": "grader.kit.ranks",
     "comm_log": "grader.kit.ranks",
     "COLLECTIVES": "grader.kit.ranks",
+    "cpp_function": "grader.kernels.cpp_ext",
 }
 _LAZY_MODULES = {"perf": "grader.kernels.perf", "cuda": "grader.kernels.cuda"}
 
