@@ -20,6 +20,7 @@ why; the batch report prints it and records it per student. Nothing is skipped s
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -370,15 +371,25 @@ def judge_main(argv: Sequence[str]) -> int:
 
 
 def _watch_late_imports() -> None:
-    forked = []
+    """Say (at exit, in the log) each module the judge loaded after a worker was forked. An import that finds
+    nothing (an optional package that is not installed, which torch and hypothesis try) loaded no code and
+    is not said: it was a false alarm in every honest student's log."""
+    forked: list[bool] = []
+    late: list[str] = []
     os.register_at_fork(before=lambda: forked.append(True))
     judge = os.getpid()
 
     def hook(event: str, args: tuple[object, ...]) -> None:
         if event == "import" and forked and os.getpid() == judge and args[0] not in sys.modules:
-            print(LATE_IMPORT.format(args[0]), file=sys.stderr)
+            late.append(str(args[0]))
+
+    def say() -> None:
+        if os.getpid() == judge:
+            for name in dict.fromkeys(n for n in late if sys.modules.get(n) is not None):
+                print(LATE_IMPORT.format(name), file=sys.stderr)
 
     sys.addaudithook(hook)
+    atexit.register(say)
 
 
 def _kill_strays_after_each_test() -> None:
