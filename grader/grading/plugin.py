@@ -435,9 +435,11 @@ def _last_call(limit: int = 400) -> str:
 
 def replay_command(unit: str, exercise: str, case: int) -> str:
     """The command that runs one graded test again and shows its inputs, values and prints (on the same target:
-    ``--target DIR`` unless it is exercises/)."""
+    ``--target DIR`` unless it is exercises/; in batch grading, as the student runs it in their own clone: the
+    sandbox's copy of the submission is no path anyone else has)."""
     root = target.target_root()
-    where = "" if root == target.REPO_ROOT / "exercises" else f' ARGS="--target {target.display_path(root)}"'
+    where = "" if root == target.REPO_ROOT / "exercises" or boundary.enabled() else \
+        f' ARGS="--target {target.display_path(root)}"'
     return f"make run L={unit.split('_')[0]} E={exercise}" + (f" CASE={case}" if case else "") + where
 
 

@@ -218,3 +218,15 @@ def test_max_examples_caps_every_property_test(course, monkeypatch, tmp_path):
     _, rows = course(source, "-k", "test_property")
     assert rows["test_property"]["status"] == "passed"
     assert uncapped > 10 and len(calls.read_text()) <= 3 * 2, f"{uncapped} calls uncapped, {calls.read_text()}"
+
+
+def test_replay_lines_name_a_folder_the_reader_has(monkeypatch, tmp_path):
+    """Issue 31: batch grading's replay lines showed the sandbox's copy of the submission (no path a student or an
+    instructor has); a student replays in their own clone, on exercises/."""
+    from grader.grading import boundary, plugin, target
+
+    monkeypatch.setattr(target, "target_root", lambda: tmp_path / "student-7")
+    assert plugin.replay_command("l23_online_softmax", "softmax_fused", 2) == (
+        f'make run L=l23 E=softmax_fused CASE=2 ARGS="--target {target.display_path(tmp_path / "student-7")}"')
+    monkeypatch.setattr(boundary, "enabled", lambda: True)
+    assert plugin.replay_command("l23_online_softmax", "softmax_fused", 2) == "make run L=l23 E=softmax_fused CASE=2"
