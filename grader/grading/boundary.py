@@ -584,7 +584,8 @@ def _describe(exc: BaseException) -> _Raised:
     frames = [
         f for f in traceback.extract_tb(root.__traceback__) if Path(f.filename).resolve().is_relative_to(target_root())
     ]
-    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    where = "" if not frames else Path(frames[-1].filename).name + (
+        f":{frames[-1].lineno}" if frames[-1].lineno is not None else "")  # no line: a signal between two
     message = _text_of(root)
     notes = getattr(root, "__notes__", None)
     if isinstance(notes, list) and notes:

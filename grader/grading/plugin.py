@@ -382,7 +382,10 @@ def _root_exception(exc: BaseException) -> BaseException:
 def _learner_frame(exc: BaseException) -> str:
     root = target.target_root()
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).is_relative_to(root)]
-    return f" ({target.display_path(Path(frames[-1].filename))}:{frames[-1].lineno})" if frames else ""
+    if not frames:
+        return ""
+    line = frames[-1].lineno  # None where the interpreter knows no line (a signal raised between two)
+    return f" ({target.display_path(Path(frames[-1].filename))}" + (f":{line})" if line is not None else ")")
 
 
 def _classify(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None]) -> TestResult:

@@ -230,3 +230,17 @@ def test_replay_lines_name_a_folder_the_reader_has(monkeypatch, tmp_path):
         f'make run L=l23 E=softmax_fused CASE=2 ARGS="--target {target.display_path(tmp_path / "student-7")}"')
     monkeypatch.setattr(boundary, "enabled", lambda: True)
     assert plugin.replay_command("l23_online_softmax", "softmax_fused", 2) == "make run L=l23 E=softmax_fused CASE=2"
+
+
+def test_a_frame_without_a_line_number_is_named_without_none(monkeypatch, tmp_path):
+    """Issue 35: a time-out message said `paged.py:None` (a frame the interpreter knows no line of)."""
+    import traceback
+
+    from grader.grading import plugin, target
+
+    monkeypatch.setattr(target, "target_root", lambda: tmp_path)
+    frame = traceback.FrameSummary(str(tmp_path / "paged.py"), None, "step")
+    monkeypatch.setattr(traceback, "extract_tb", lambda tb: [frame])
+    assert plugin._learner_frame(ValueError()) == f" ({target.display_path(tmp_path / 'paged.py')})"
+    frame.lineno = 7
+    assert plugin._learner_frame(ValueError()).endswith("paged.py:7)")
