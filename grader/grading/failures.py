@@ -28,6 +28,10 @@ class FailureKind(StrEnum):
     SLOW = "slow"  # a gpu_perf test's speed assertion
     SUBMISSION = "submission"  # the module does not load, or lacks the function (the message says what to fix)
     GATED = "gated"  # efficiency, speed or validation not scored because the exercise's values are wrong
+    RACE = "race"  # a CUDA kernel's result depends on the order its threads run (a missing barrier)
+    DIVERGENCE = "divergence"  # a barrier that not every thread of the block reaches
+    WARP_MASK = "warp_mask"  # a warp primitive whose mask leaves out a lane that calls it, or names one that does not
+    DEADLOCK = "deadlock"  # every rank waits for another (a ring of blocking sends)
 
 
 # The kind each tier's own hint is written for.
@@ -44,12 +48,22 @@ GENERIC = {  # translated where they are shown (grader.i18n)
                         "expected one element by element."),
     FailureKind.TRAFFIC: N_("The values are right, the counted traffic is not: compare what your kernel loads and "
                          "stores with the unit's ledger in its README."),
-    FailureKind.EXCEPTION: N_("Your code raised: the line named above is in your file; replay the case to see the "
-                           "inputs (`make run`)."),
+    FailureKind.EXCEPTION: N_("Your code raised: the message says what, and where it could, which line of your file; "
+                              "replay the case to see the inputs (`make run`)."),
     FailureKind.TYPE: N_("Return exactly what the docstring of the stub asks for: its type (an exact int, a "
                       "tensor, a tuple), its shape and its dtype."),
     FailureKind.TIMEOUT: N_("A call ran past the time limit: a loop whose condition never changes? Give it longer "
                          "with ARGS=\"--timeout 120\" if it is only slow."),
+    FailureKind.RACE: N_("Two threads touch the same shared word with no barrier between them (the two lines are named "
+                         "above): is there a __syncthreads() after the tile is written and before it is read, and "
+                         "another before it is overwritten?"),
+    FailureKind.DIVERGENCE: N_("A __syncthreads() that not every thread of the block reaches (inside an if on the "
+                               "thread index, or a loop whose trip count differs per thread): can you move the barrier "
+                               "out of the branch?"),
+    FailureKind.WARP_MASK: N_("A warp primitive's mask does not match the lanes that call it: which lanes are active "
+                              "at that line, and does the mask (0xffffffff for a full warp) name exactly them?"),
+    FailureKind.DEADLOCK: N_("Every rank is waiting for another: a ring of blocking sends? Post the receive first on "
+                             "alternate ranks, or use isend/irecv and wait on both."),
     FailureKind.SLOW: "",
     FailureKind.SUBMISSION: "",
     FailureKind.GATED: N_("Fix the correctness failures of this exercise first: its bad-argument checks, efficiency "
@@ -65,6 +79,13 @@ _TRAFFIC = re.compile(r"\b(loaded|stored|launch(es)?|sectors?|banks?|wavefronts?
 _SLOW = re.compile(r"\b(speed|speedup|slower|faster|µs|ms|TFLOP/s|GB/s)\b")
 
 
+_CUDA_FAULT = re.compile(r"on the CPU executor: (race|divergence|warp primitive misuse|out-of-bounds access|"
+                         r"a kernel that never returns)")
+_CUDA_KIND = {"race": FailureKind.RACE, "divergence": FailureKind.DIVERGENCE,
+              "warp primitive misuse": FailureKind.WARP_MASK, "out-of-bounds access": FailureKind.OUT_OF_BOUNDS,
+              "a kernel that never returns": FailureKind.TIMEOUT}
+
+
 def classify(exc: BaseException, tier: str, *, learner_raised: bool, timeout_type: type | None = None,
              submission_type: type | None = None) -> FailureKind:
     """The kind of a test's failure from its root exception. The kit's assertions say it (``failure_kind``);
@@ -78,6 +99,9 @@ def classify(exc: BaseException, tier: str, *, learner_raised: bool, timeout_typ
         return FailureKind.OUT_OF_BOUNDS
     if submission_type is not None and isinstance(exc, submission_type):
         return FailureKind.SUBMISSION
+    fault = _CUDA_FAULT.search(str(exc).split("\n", 1)[0])  # the CPU executor's verdicts, on any tier
+    if fault:
+        return _CUDA_KIND[fault.group(1)]
     if not isinstance(exc, AssertionError):  # raised by the test's own code on what it got back: a wrong type
         return FailureKind.TYPE if not learner_raised and isinstance(exc, TypeError | AttributeError) \
             else FailureKind.EXCEPTION

@@ -114,7 +114,7 @@ class RankFailure(AssertionError):
         self.kind = kind  # "deadlock", "raised", "crashed", "timeout", "not run"
         self.raised = dict(raised or {})  # rank -> the type name of what it raised
         self.comm = comm  # "raised": every rank's log (None for a rank that wrote nothing); else None
-        self.failure_kind = "timeout" if kind == "timeout" else "exception"  # for the plugin's hint
+        self.failure_kind = kind if kind in ("timeout", "deadlock") else "exception"  # for the plugin's hint
 
     def rebuilt(self) -> BaseException:
         """What a test raises: a stub's NotImplementedError (TODO) or a SubmissionError raised on every rank stays

@@ -84,6 +84,18 @@ def test_assert_close_reports_nan_with_its_count_and_first_index():
     (AssertionError("to_bytes(1, 'GB') = 1.0: return an exact int of bytes, not float"), "correctness", "type"),
     (AssertionError("ridge_point(1, 2) = 3, expected 0.5"), "correctness", "values"),
     (KeyError("gb"), "correctness", "exception"),
+    # issue 35: a .cu race and a bad shuffle mask got the same hint, an efficiency row said "Wrong values" for a
+    # missing barrier, and a deadlock was told "the line named above" (it names none)
+    (AssertionError("reduce<<<grid 2, block 64>>> on the CPU executor: race on shared memory: thread 3 writes a word "
+                    "at cuda_reduce.cu:41 that thread 9 reads at cuda_reduce.cu:44"), "efficiency", "race"),
+    (AssertionError("reduce<<<grid 2, block 64>>> on the CPU executor: race: the result depends on the order in "
+                    "which the threads run"), "correctness", "race"),
+    (AssertionError("k<<<grid 1, block 32>>> on the CPU executor: divergence at k.cu:12: __syncthreads reached by "
+                    "16 of 32 threads"), "correctness", "divergence"),
+    (AssertionError("k<<<grid 1, block 32>>> on the CPU executor: warp primitive misuse at k.cu:20: lane 5 is not "
+                    "in the mask"), "correctness", "warp_mask"),
+    (AssertionError("k<<<grid 1, block 32>>> on the CPU executor: out-of-bounds access at k.cu:9: read"),
+     "correctness", "out_of_bounds"),
 ])
 def test_failures_are_classified(exc, tier, kind):
     assert failures.classify(exc, tier, learner_raised=True) is failures.FailureKind(kind)
@@ -262,3 +274,14 @@ def test_make_help_lists_the_learner_commands():
     text = Path(REPO_ROOT / "Makefile").read_text()
     for target in ("watch:", "run:", "hint:", "progress:", "report:"):
         assert f"\n{target}" in text
+
+
+def test_a_deadlock_gets_the_deadlock_hint_and_each_cuda_fault_its_own():
+    from grader.kit.ranks import RankFailure
+
+    stuck = RankFailure("ring_all_reduce on 3 ranks: deadlock: every rank waits in send", kind="deadlock")
+    kind = failures.classify(stuck, "correctness", learner_raised=True)
+    assert kind is failures.FailureKind.DEADLOCK and "line named above" not in failures.hint_for(kind, "correctness", "")
+    hints = {failures.hint_for(k, "correctness", "own") for k in (failures.FailureKind.RACE,
+             failures.FailureKind.DIVERGENCE, failures.FailureKind.WARP_MASK, failures.FailureKind.VALUES)}
+    assert len(hints) == 4, "a race, a divergent barrier, a bad mask and wrong values each get their own hint"
