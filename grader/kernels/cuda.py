@@ -17,7 +17,8 @@ Two kinds of CUDA exercise, two CPU tiers, one GPU tier:
   ptxas' verbose report gives registers, shared memory, stack and spills per kernel, and the PTX
   shows what the kernel does (``shfl.sync``, ``ld.shared``, ``ld.global.v4``). Tests hold those
   against what the lesson teaches (efficiency tier). Running them (correctness, gpu_perf) needs a
-  device (:func:`launch`); without one those tests are "pending GPU".
+  device (:func:`launch`), or for correctness the CPU executor (:func:`run_kernel`, grader.kernels.cuda_cpu),
+  which also counts their shared-memory bank conflicts per line (:func:`bank_conflicts`).
 
 A stub's unwritten region is ``DRIPSTONE_TODO("TODO: ...");`` (a macro that traps if launched, so the
 stub compiles): :meth:`CudaSource.require_done` turns it into NotImplementedError for the tests of
@@ -306,6 +307,37 @@ def run_kernel(source: CudaSource, name: str, grid: tuple[int, ...], block: tupl
     names = re.findall(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(', source.text)
     runner = cuda_cpu.compile_cpu(source.text, source.label, sorted({*names, name}))
     cuda_cpu.launch(runner, name, grid, block, args, shared_bytes=shared_bytes)
+
+
+def bank_report(data: dict):
+    """A :class:`grader.kernels.cuda_cpu.BankConflicts` back from its ``as_dict()`` (an on_device check's answer)."""
+    from grader.kernels import cuda_cpu
+
+    return cuda_cpu.BankConflicts.from_dict(data)
+
+
+def can_count_banks() -> bool:
+    """Whether :func:`bank_conflicts` can run here (the CPU executor's g++ on x86-64 Linux)."""
+    from grader.kernels import cuda_cpu
+
+    return cuda_cpu.available()
+
+
+def bank_conflicts(source: CudaSource, name: str, grid: tuple[int, ...], block: tuple[int, ...],
+                   args: Sequence[object], *, shared_bytes: int = 0):
+    """The shared-memory bank conflicts of one launch of kernel ``name``, per line of ``source``
+    (:class:`grader.kernels.cuda_cpu.BankConflicts`): counted on the CPU executor whatever the device (a
+    GPU's counters need a profiler), on host copies of ``args``, which are not written back."""
+    from grader.kernels import cuda_cpu
+
+    if not cuda_cpu.available():
+        import pytest
+
+        from grader.kernels import perf
+
+        pytest.skip(f"{perf.PENDING_GPU}: counting bank conflicts needs the CPU executor (g++ on x86-64 Linux)")
+    host = [a.detach().cpu() if hasattr(a, "detach") else a for a in args]
+    return cuda_cpu.bank_conflicts(source.text, source.label, name, grid, block, host, shared_bytes=shared_bytes)
 
 
 def device_arch() -> str:

@@ -22,12 +22,28 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
   returns is stopped after the per-call limit (grader.grading.timeout, 30 s by default) in CPU seconds,
   where it was. ``extern __shared__`` arrays get up to 227 KiB per launch (``shared_bytes``).
 
-What it cannot check, and says so: timing, occupancy, real bank conflicts, the GPU's memory model beyond
-barriers (fences, volatile, warp-synchronous code without ``__syncwarp``), fast-math intrinsics'
-GPU error (``__expf`` is ``expf`` here) and FMA contraction. ``gpu_perf`` tests stay GPU-only, and on a
-GPU the kernels run there as before. Compiled runners are cached per source hash under
-``~/.cache/dripstone/cuda_cpu`` (``$DRIPSTONE_CUDA_CPU_CACHE`` overrides): ~2 s the first time, then
-only the launch.
+Shared-memory bank conflicts (:func:`bank_conflicts`, ``cuda.bank_conflicts`` in tests): a second build of the
+file, unoptimized (``-O0``: each access in the source is one access) and instrumented by g++'s
+``-fsanitize=thread`` without its library (every load and store calls the runtime's ``__tsan_readN``/
+``__tsan_writeN`` hook with its address, its width and its caller), replays one launch once. The accesses to
+``__shared__`` variables are kept per thread between two barriers; at each ``__syncthreads()`` (and at the end
+of the block) the lanes of each warp are grouped by access: the same instruction, read or write, run for the
+k-th time since the barrier is one warp request (for lanes that take the same path: their k-th shared access).
+A request's degree is the most distinct 4-byte words one of the 32 banks (bank = word mod 32) serves; lanes on
+the same word share it (a broadcast, for writes too), so 1 is conflict-free. 8-byte accesses are counted per
+half-warp and 16-byte ones per quarter-warp (the phases a GPU serves them in). The count is reported per kernel
+line and ``__shared__`` array (:class:`BankConflicts`: worst degree, conflicted requests, requests, wavefronts).
+The approximation: the source as written at ``-O0`` (a GPU compiler may keep a value in a register, merge
+neighbouring accesses into a wider one, or reorder them; divergent lanes that run one instruction at different
+times are grouped by how many times each ran it); no timing of the extra wavefronts. Bank conflicts are
+counted in the executor's address space: arrays start 4-byte aligned as on a GPU, and vector types are
+aligned as CUDA's (``float4`` 16 B).
+
+What it cannot check, and says so: timing, occupancy, the GPU's memory model beyond barriers (fences, volatile,
+warp-synchronous code without ``__syncwarp``), fast-math intrinsics' GPU error (``__expf`` is ``expf`` here) and
+FMA contraction. ``gpu_perf`` tests stay GPU-only, and on a GPU the kernels run there as before. Compiled
+runners are cached per source hash under ``~/.cache/dripstone/cuda_cpu`` (``$DRIPSTONE_CUDA_CPU_CACHE``
+overrides): ~2 s the first time, then only the launch.
 """
 
 from __future__ import annotations
@@ -43,6 +59,7 @@ import struct
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -188,10 +205,17 @@ def _dynamic_shared_file(names: list[str]) -> str:
     return "".join(out)
 
 
-def compile_cpu(text: str, label: str, kernels: Sequence[str]) -> Runner:
-    """Compile a .cu source for the CPU executor (cached by hash); CpuCompileError names the line."""
+# The bank-conflict build: every memory access of the learner's file calls the runtime's __tsan_* hooks (g++'s
+# ThreadSanitizer instrumentation, without its library), unoptimized so that each access in the source is one.
+BANK_FLAGS = ("-O0", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0")
+
+
+def compile_cpu(text: str, label: str, kernels: Sequence[str], *, banks: bool = False) -> Runner:
+    """Compile a .cu source for the CPU executor (cached by hash); CpuCompileError names the line.
+
+    ``banks``: the build that counts shared-memory bank conflicts (:func:`bank_conflicts`)."""
     name = Path(label).name
-    final = cache_root() / _digest(_executor_digest(), text, label, *sorted(kernels))
+    final = cache_root() / _digest(_executor_digest(), text, label, *sorted(kernels), *(BANK_FLAGS if banks else ()))
     if not (final / "runner").is_file():
         runtime = _runtime_object()
         with _fresh_dir(final) as tmp:
@@ -204,9 +228,20 @@ def compile_cpu(text: str, label: str, kernels: Sequence[str]) -> Runner:
             if dynamic:  # `extern __shared__` needs a definition elsewhere (another file: its type is ours)
                 (tmp / "dynamic_shared.cpp").write_text(_dynamic_shared_file(dynamic))
                 extra = ["-DDRIPSTONE_EXTERN_SHARED", "dynamic_shared.cpp"]
-            cmd = [CXX, *FLAGS, "-I", str(HERE), "-include", str(HEADER), *extra[:1], "-x", "c++", "launch.cpp",
-                   *extra[1:], "-x", "none", str(runtime), LINK_SHARED_APART, "-o", "runner"]
-            done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
+            if banks:  # compile apart, then link without -fsanitize=thread (the hooks are the runtime's)
+                flags = [f for f in FLAGS if not f.startswith("-O")] + list(BANK_FLAGS)
+                sources = ["launch.cpp", *extra[1:]]
+                cmd = [CXX, *flags, "-I", str(HERE), "-include", str(HEADER), *extra[:1], "-x", "c++", "-c",
+                       *sources]
+                done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
+                if not done.returncode:
+                    objs = [Path(f).with_suffix(".o").name for f in sources]
+                    cmd = [CXX, *FLAGS, *objs, str(runtime), LINK_SHARED_APART, "-o", "runner"]
+                    done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
+            else:
+                cmd = [CXX, *FLAGS, "-I", str(HERE), "-include", str(HEADER), *extra[:1], "-x", "c++", "launch.cpp",
+                       *extra[1:], "-x", "none", str(runtime), LINK_SHARED_APART, "-o", "runner"]
+                done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
             if done.returncode:
                 raise CpuCompileError(_compile_error(done.stderr, name, label, text, kernels))
     final_source = final / name
@@ -279,6 +314,149 @@ def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int],
         for a in args:
             if _is_buffer(a):
                 _copy_back(a, Path(d, f"out{next(outs)}.bin"))
+
+
+@dataclass(frozen=True)
+class LineConflicts:
+    """The shared-memory reads (or writes) of one kernel line to one ``__shared__`` array, over one launch."""
+
+    line: int
+    kind: str  # "read" or "write"
+    degree: int  # the worst warp request: the most distinct 4-byte words one bank served (1 = conflict-free)
+    count: int  # warp requests with a conflict (degree > 1)
+    requests: int  # warp requests at this line
+    wavefronts: int  # sum of the requests' degrees (per phase for 8- and 16-byte accesses)
+    arrays: tuple[str, ...]  # the __shared__ arrays it touched
+    text: str = ""
+
+    def describe(self) -> str:
+        where = f"line {self.line}" if self.line else "the executor's header"
+        code = f" `{self.text}`" if self.text else ""
+        arrays = f" [{', '.join(self.arrays)}]" if self.arrays else ""
+        verdict = (f"{self.degree}-way conflict in {self.count} of {self.requests} warp requests" if self.degree > 1
+                   else f"conflict-free ({self.requests} warp requests)")
+        return f"{where}{code}: {self.kind}s{arrays}: {verdict}"
+
+
+@dataclass
+class BankConflicts:
+    """Shared-memory bank conflicts of one launch, per kernel line (see the module's docstring for the model)."""
+
+    kernel: str
+    lines: list[LineConflicts] = field(default_factory=list)
+
+    @property
+    def degree(self) -> int:
+        """The worst request's degree over every line (0: no shared access)."""
+        return max((c.degree for c in self.lines), default=0)
+
+    def touching(self, array: str, kind: str | None = None) -> list[LineConflicts]:
+        """The lines whose accesses touched the ``__shared__`` array named ``array`` (reads or writes if ``kind``)."""
+        return [c for c in self.lines if array in c.arrays and kind in (None, c.kind)]
+
+    def conflicted(self) -> list[LineConflicts]:
+        return [c for c in self.lines if c.degree > 1]
+
+    def summary(self) -> str:
+        """One line per kernel line that touches shared memory: its worst degree, how many requests conflict."""
+        if not self.lines:
+            return f"{self.kernel}: no shared-memory access"
+        return f"{self.kernel}, shared memory per line:\n" + "\n".join("  " + c.describe() for c in self.lines)
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data (for results): ``{"kernel": ..., "lines": [{"line", "kind", "degree", "count", ...}]}``."""
+        return {"kernel": self.kernel, "lines": [
+            {"line": c.line, "kind": c.kind, "degree": c.degree, "count": c.count, "requests": c.requests,
+             "wavefronts": c.wavefronts, "arrays": list(c.arrays), "text": c.text} for c in self.lines]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> BankConflicts:
+        """Back from :meth:`as_dict` (what a check run beside the learner's code returns)."""
+        return cls(str(data["kernel"]), [LineConflicts(int(c["line"]), str(c["kind"]), int(c["degree"]),
+                                                       int(c["count"]), int(c["requests"]), int(c["wavefronts"]),
+                                                       tuple(map(str, c["arrays"])), str(c.get("text", "")))
+                                         for c in data["lines"]])
+
+
+def bank_conflicts(text: str, label: str, name: str, grid: Sequence[int], block: Sequence[int],
+                   args: Sequence[object], *, shared_bytes: int = 0) -> BankConflicts:
+    """Run kernel ``name`` once on the bank-conflict build of ``text`` and count its shared-memory bank
+    conflicts per line (the buffers in ``args`` are not written back). Faults raise CudaFault as in :func:`launch`."""
+    kernels = sorted({*re.findall(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(', text), name})
+    runner = compile_cpu(text, label, kernels, banks=True)
+    g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
+    seconds = _limit_s()
+    with tempfile.TemporaryDirectory(prefix="dripstone-cu-banks-") as d:
+        rows, n = [], 0
+        for kind, value, arr in (_arg_kind(a) for a in args):
+            rows.append(f"{kind} {value}")
+            if arr is not None:
+                arr.tofile(f"{d}/in{n}.bin")
+                n += 1
+        shape = f"{name} {' '.join(map(str, g))} {' '.join(map(str, b))} {seconds}"
+        done = _run(runner, d, f"{shape} 1 0 {shared_bytes}", rows, name, g, b, seconds)
+        if done.returncode:
+            raise CudaFault(_fault_message(runner, name, g, b, done, list(args)))
+    return _parse_banks(runner, name, done.stdout)
+
+
+def _parse_banks(runner: Runner, name: str, out: str) -> BankConflicts:
+    rows = re.findall(r"^BANK 0x([0-9a-f]+) ([rw]) (\d+) (\d+) (\d+) (\d+) 0x([0-9a-f]+) 0x([0-9a-f]+)$", out,
+                      flags=re.M)
+    tls = re.search(r"^BANKTLS 0x([0-9a-f]+)$", out, flags=re.M)
+    symbols = _shared_symbols(runner, int(tls.group(1), 16) if tls else None)
+    pcs = [int(r[0], 16) for r in rows]
+    lines_of = _lines_of_pcs(runner, pcs)
+    merged: dict[tuple[int, str], dict] = {}
+    for (pc, kind, degree, conflicted, requests, wavefronts, lo, hi) in rows:
+        where = lines_of.get(int(pc, 16), [])
+        arrays = tuple(sorted(_arrays_between(symbols, int(lo, 16), int(hi, 16))))
+        key = (where[0] if where else 0, "write" if kind == "w" else "read", arrays)  # one line, one array: a row
+        m = merged.setdefault(key, {"degree": 0, "count": 0, "requests": 0, "wavefronts": 0})
+        m["degree"] = max(m["degree"], int(degree))
+        m["count"] += int(conflicted)
+        m["requests"] += int(requests)
+        m["wavefronts"] += int(wavefronts)
+    lines = [LineConflicts(line, kind, m["degree"], m["count"], m["requests"], m["wavefronts"], arrays,
+                           runner.line_text(line) if line else "")
+             for (line, kind, arrays), m in sorted(merged.items())]
+    return BankConflicts(name, lines)
+
+
+def _shared_symbols(runner: Runner, tls_base: int | None) -> list[tuple[int, int, str]]:
+    """(address, size, name) of the runner's ``__shared__`` variables: those of the dripstone_smem section, or
+    (a file with ``extern __shared__`` arrays) the thread_local ones, from the TLS block at ``tls_base``."""
+    done = subprocess.run(["readelf", "-sW", "-C", str(runner.path)], capture_output=True, text=True, timeout=60)
+    out = []
+    for row in done.stdout.splitlines():
+        f = row.split(None, 7)
+        if len(f) < 8 or f[3] not in ("OBJECT", "TLS") or not f[6].isdigit():
+            continue
+        value, size, name = int(f[1], 16), int(f[2], 0), f[7].rpartition("::")[2]
+        if f[3] == "TLS" and tls_base is not None:
+            out.append((tls_base + value, size, name))
+        elif f[3] == "OBJECT" and value >= 0x40000000:  # the dripstone_smem section (LINK_SHARED_APART)
+            out.append((value, size, name))
+    return out
+
+
+def _arrays_between(symbols: list[tuple[int, int, str]], lo: int, hi: int) -> set[str]:
+    return {n for a, size, n in symbols if a < hi and lo < a + size}
+
+
+def _lines_of_pcs(runner: Runner, pcs: list[int]) -> dict[int, list[int]]:
+    """The learner's lines at each program counter (one addr2line call; the return address is after the call,
+    so the line of pc - 1)."""
+    if not pcs:
+        return {}
+    done = subprocess.run(["addr2line", "-e", str(runner.path), *(hex(pc - 1) for pc in pcs)],
+                          capture_output=True, text=True, timeout=60)
+    out = {}
+    for pc, row in zip(pcs, done.stdout.splitlines(), strict=False):
+        file, _, line = row.rpartition(":")
+        m = re.match(r"\d+", line)
+        out[pc] = [int(m.group())] if m and Path(file).name == runner.source_path.name else []
+    return out
 
 
 def _run(runner: Runner, d: str, head: str, rows: list[str], name: str, g: tuple, b: tuple,

@@ -155,11 +155,20 @@ def run_block_sum(n: int, grid: int, block: int, *, device: str) -> torch.Tensor
     return partials
 
 
+def count_block_sum_banks(*, device: str) -> dict:
+    """On the device (on_device): block_sum_shfl's shared-memory bank conflicts per line (one block of 256 threads),
+    counted on the CPU executor; shown in the results, not scored."""
+    source = cuda.load_cu(UNIT, block_sum_shfl.module)
+    x, partials = torch.from_numpy(values(1000, seed=1000)), torch.zeros(1)
+    return cuda.bank_conflicts(source, block_sum_shfl.kernel, (1,), (256,), [x, partials, 1000]).as_dict()
+
+
 @grade(block_sum_shfl, "correctness", points=3,
        hint="Does warp 0 read a warp total that no warp wrote when blockDim.x < 1024?")
 @pytest.mark.parametrize("n, grid, block", [(1, 1, 32), (1000, 3, 256), (1 << 20, 120, 1024)])
-def test_block_sum_shfl_sums(n, grid, block):
-    """On a GPU or the CPU executor: the partials add up to the sum (fp64 reference), several grid and block sizes."""
+def test_block_sum_shfl_sums(n, grid, block, award):
+    """On a GPU or the CPU executor: the partials add up to the sum (fp64 reference), several grid and block sizes;
+    the 1000-element case also records the kernel's shared-memory bank conflicts per line (information only)."""
     device = _kernels_device("warp_sum", "block_sum_shfl")
     partials = on_device(run_block_sum, n, grid, block, device=device)
     x = torch.from_numpy(values(n, seed=n))
@@ -168,6 +177,8 @@ def test_block_sum_shfl_sums(n, grid, block):
     tol = 4 * 2.0**-23 * math.log2(max(n, 2)) * float(x.double().abs().sum())
     exact = float(x.double().sum())
     assert abs(float(total) - exact) <= tol, f"block_sum_shfl: partials sum to {float(total)!r}, expected {exact!r}"
+    if n == 1000 and cuda.can_count_banks():
+        award(1.0, bank_conflicts=on_device(count_block_sum_banks, device="cpu"))
 
 
 def row_stats_input(n_cols: int) -> torch.Tensor:

@@ -141,16 +141,28 @@ def run_sgemm_cu(m: int, n: int, k: int, seed: int, *, device: str) -> torch.Ten
     return c
 
 
+def count_sgemm_banks(*, device: str) -> dict:
+    """On the device (on_device): the shared-memory bank conflicts of sgemm.cu per line (32³: 2 × 2 blocks, two
+    k-steps), counted on the CPU executor; shown in the results, not scored."""
+    source = cuda.load_cu(UNIT, sgemm_cu.module)
+    a, b = (torch.from_numpy(t) for t in operands(32, 32, 32, seed=1))
+    c = torch.zeros(32, 32)
+    return cuda.bank_conflicts(source, sgemm_cu.kernel, (2, 2), (TILE, TILE), [a, b, c, 32, 32, 32]).as_dict()
+
+
 @grade(sgemm_cu, "correctness", points=4, hint="Tails: does the last k-step stage zeros outside A and B?")
 @pytest.mark.parametrize("m, n, k", [(1, 1, 1), (100, 70, 45), (512, 512, 512)])
-def test_sgemm_cu_matches(m, n, k):
-    """On a GPU or the CPU executor: equals A @ B in fp64 for tails and a larger square (TF32 off)."""
+def test_sgemm_cu_matches(m, n, k, award):
+    """On a GPU or the CPU executor: equals A @ B in fp64 for tails and a larger square (TF32 off); the
+    100 × 70 × 45 case also records the kernel's shared-memory bank conflicts per line (information only)."""
     device = cuda.kernel_device()
     cuda.load_cu(UNIT, sgemm_cu.module).require_done(sgemm_cu.kernel)
     c = on_device(run_sgemm_cu, m, n, k, k, device=device)
     a, b = (torch.from_numpy(t) for t in operands(m, n, k, seed=k))
     tol = Tolerance(atol=1e-5 * math.sqrt(k), rtol=1e-5)
     assert_close(c, a.double() @ b.double(), dtype=torch.float32, tol=tol, what=f"sgemm_tiled {m}×{n}×{k}")
+    if (m, n, k) == (100, 70, 45) and cuda.can_count_banks():
+        award(1.0, bank_conflicts=on_device(count_sgemm_banks, device="cpu"))
 
 
 SPEED_ROWS = slice(0, 128)  # rows of C checked in fp64 by the grader after the timing run

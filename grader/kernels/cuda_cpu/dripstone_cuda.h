@@ -4,7 +4,8 @@
 // deterministically. __shared__ variables are static (one copy, shared by the fibers of the running
 // block, poisoned with 0xff bytes - NaN for floats - before each block; `extern __shared__`: see below).
 // What this cannot model:
-// timing, occupancy, real bank conflicts, memory-ordering subtleties beyond barriers.
+// timing, occupancy, memory-ordering subtleties beyond barriers. (Bank conflicts are counted by another build of
+// the file, instrumented with -fsanitize=thread's hooks: see runtime.cpp and cuda_cpu.py.)
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -39,10 +40,10 @@ struct dim3 {
     unsigned int x, y, z;
     constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
 };
-struct float2 { float x, y; };
-struct float4 { float x, y, z, w; };
-struct int2 { int x, y; };
-struct int4 { int x, y, z, w; };
+struct alignas(8) float2 { float x, y; };  // aligned as CUDA's vector types: one 8- or 16-byte access
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) int2 { int x, y; };
+struct alignas(16) int4 { int x, y, z, w; };
 inline float2 make_float2(float x, float y) { return {x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 inline int2 make_int2(int x, int y) { return {x, y}; }

@@ -9,13 +9,16 @@
 // an access past either end faults; the SIGSEGV handler reports the instruction, the address and
 // the thread; a launch that runs past its CPU-time limit is stopped where it is. Faults are lines "FAULT <kind> <line> <message>" on stdout; then exit status 3.
 #include <csignal>
+#include <link.h>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+#include <algorithm>
 #include <map>
+#include <tuple>
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <ucontext.h>
@@ -192,6 +195,126 @@ void record_access(const char* addr, bool write, unsigned long long pc) {
     else w.read = now;
 }
 
+// ---- bank conflicts (a runner built with -fsanitize=thread: g++ calls __tsan_readN/__tsan_writeN(addr) before
+// every memory access; only the accesses to shared memory are kept). Each lane's accesses since the last
+// barrier are kept in order; at the barrier (and at the block's end) the lanes of a warp are grouped by
+// access: the same instruction (pc, read or write) executed for the j-th time since the barrier, which for
+// lanes that take the same path is their k-th shared access. One group is one warp request: 32 banks of
+// 4 B, lanes on one 4-byte word share it (broadcast); its degree is the most distinct words one bank serves
+// (8-byte accesses: per half-warp; 16-byte: per quarter-warp, the phases a GPU serves them in).
+bool banks = false;  // set by __tsan_init, which only the instrumented build calls
+struct SharedAccess {
+    unsigned long long pc;
+    uintptr_t addr;
+    unsigned j;  // how many times this lane ran this instruction before, since the barrier
+    unsigned char size;
+    bool write;
+};
+std::vector<std::vector<SharedAccess>> pending;              // per fiber
+std::vector<std::map<std::pair<unsigned long long, bool>, unsigned>> seen;  // per fiber: (pc, write) -> times
+struct BankStat {
+    unsigned degree = 0;
+    unsigned long long conflicted = 0, requests = 0, wavefronts = 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+};
+std::map<std::pair<unsigned long long, bool>, BankStat> bank_stats;
+std::vector<std::pair<char*, size_t>>& dynamic_zones();
+
+// In a file with `extern __shared__` arrays every __shared__ variable is thread_local: the program's own TLS
+// block (fibers run on the main thread), found from its PT_TLS header (x86-64: the block ends at %fs:0).
+uintptr_t tls_lo = 0, tls_hi = 0;
+
+int find_tls(struct dl_phdr_info* info, size_t, void*) {
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_TLS) continue;
+        uintptr_t tp;
+        asm("mov %%fs:0, %0" : "=r"(tp));
+        const size_t align = ph.p_align ? ph.p_align : 1;
+        tls_lo = tp - (ph.p_memsz + align - 1) / align * align;
+        tls_hi = tls_lo + ph.p_memsz;
+    }
+    return 1;  // the main program comes first
+}
+
+bool in_shared(uintptr_t a) {
+    if (a >= (uintptr_t)__start_dripstone_smem && a < (uintptr_t)__stop_dripstone_smem) return true;
+    if (a >= tls_lo && a < tls_hi) return true;
+    for (auto& z : dynamic_zones())
+        if (a >= (uintptr_t)z.first && a < (uintptr_t)z.first + z.second) return true;
+    return false;
+}
+
+void note_access(void* p, unsigned size, bool write, void* pc) {
+    if (!banks || current < 0 || !in_shared((uintptr_t)p)) return;
+    const auto key = std::make_pair((unsigned long long)pc, write);
+    const unsigned j = seen[current][key]++;
+    pending[current].push_back({(unsigned long long)pc, (uintptr_t)p, j, (unsigned char)size, write});
+}
+
+// Degree of one warp request: lanes[i] = (lane, address, size).
+unsigned request_degree(const std::vector<const SharedAccess*>& acc, const std::vector<int>& lanes,
+                        unsigned long long* wavefronts) {
+    unsigned size = 1;
+    for (auto* a : acc) size = std::max<unsigned>(size, a->size);
+    const int per_phase = size <= 4 ? 32 : size == 8 ? 16 : 8;
+    unsigned worst = 0;
+    for (int phase = 0; phase < 32 / per_phase; ++phase) {
+        std::vector<uintptr_t> words[32];
+        for (size_t i = 0; i < acc.size(); ++i) {
+            if (lanes[i] / per_phase != phase) continue;
+            for (uintptr_t w = acc[i]->addr / 4; w <= (acc[i]->addr + acc[i]->size - 1) / 4; ++w) {
+                auto& b = words[w % 32];
+                if (std::find(b.begin(), b.end(), w) == b.end()) b.push_back(w);
+            }
+        }
+        unsigned d = 0;
+        for (auto& b : words) d = std::max<unsigned>(d, (unsigned)b.size());
+        if (d) *wavefronts += d;
+        worst = std::max(worst, d);
+    }
+    return worst;
+}
+
+void flush_banks(int nthreads) {
+    if (!banks) return;
+    for (int first = 0; first < nthreads; first += 32) {
+        const int n = std::min(32, nthreads - first);
+        std::map<std::tuple<unsigned long long, bool, unsigned>, std::pair<std::vector<const SharedAccess*>,
+                                                                           std::vector<int>>> groups;
+        for (int l = 0; l < n; ++l)
+            for (const SharedAccess& a : pending[first + l]) {
+                auto& g = groups[std::make_tuple(a.pc, a.write, a.j)];
+                g.first.push_back(&a);
+                g.second.push_back(l);
+            }
+        for (auto& [key, g] : groups) {
+            BankStat& s = bank_stats[std::make_pair(std::get<0>(key), std::get<1>(key))];
+            const unsigned d = request_degree(g.first, g.second, &s.wavefronts);
+            s.degree = std::max(s.degree, d);
+            s.requests += 1;
+            s.conflicted += d > 1;
+            for (auto* a : g.first) {
+                s.lo = std::min(s.lo, a->addr);
+                s.hi = std::max(s.hi, a->addr + a->size);
+            }
+        }
+        for (int l = 0; l < n; ++l) {
+            pending[first + l].clear();
+            seen[first + l].clear();
+        }
+    }
+}
+
+void print_banks() {
+    if (!banks) return;
+    if (tls_hi) printf("BANKTLS 0x%llx\n", (unsigned long long)tls_lo);
+    for (auto& z : dynamic_zones()) printf("BANKZONE 0x%llx\n", (unsigned long long)(uintptr_t)z.first);
+    for (auto& [key, s] : bank_stats)
+        printf("BANK 0x%llx %c %u %llu %llu %llu 0x%llx 0x%llx\n", key.first, key.second ? 'w' : 'r', s.degree,
+               s.conflicted, s.requests, s.wavefronts, (unsigned long long)s.lo, (unsigned long long)s.hi);
+}
+
 void run_fiber(int i) {
     current = i;
     threadIdx = fibers[i].tid;
@@ -326,7 +449,10 @@ void run_block(int nthreads) {
             waiting += fibers[i].state == AT_BARRIER;
             done += fibers[i].state == DONE;
         }
-        if (done == nthreads) return;
+        if (done == nthreads) {
+            flush_banks(nthreads);
+            return;
+        }
         bool same = true;
         for (int i = 1; i < nthreads && same; ++i) same = fibers[i].line == fibers[0].line;
         if (waiting == nthreads && same) {
@@ -336,6 +462,7 @@ void run_block(int nthreads) {
                 all &= fibers[i].value != 0;
                 any |= fibers[i].value != 0;
             }
+            flush_banks(nthreads);
             for (int i = 0; i < nthreads; ++i) {
                 fibers[i].result = fibers[i].op == 0 ? count : fibers[i].op == 1 ? all : any;
                 fibers[i].state = READY;
@@ -400,6 +527,36 @@ extern "C" unsigned dripstone_activemask(void) {
 
 extern "C" void dripstone_trap(const char* what, int line) {
     fault("trap", line, "%s in %s", what, current >= 0 ? thread_name(current).c_str() : "host code");
+}
+
+// The hooks g++ -fsanitize=thread calls (the bank-conflict build; the other builds never call them).
+extern "C" {
+void __tsan_init() { banks = true; }
+void __tsan_func_entry(void*) {}
+void __tsan_func_exit() {}
+void __tsan_vptr_update(void*, void*) {}
+void __tsan_vptr_read(void*) {}
+#define DS_TSAN(n)                                                                                         \
+    void __tsan_read##n(void* p) { note_access(p, n, false, __builtin_return_address(0)); }              \
+    void __tsan_write##n(void* p) { note_access(p, n, true, __builtin_return_address(0)); }              \
+    void __tsan_unaligned_read##n(void* p) { note_access(p, n, false, __builtin_return_address(0)); }    \
+    void __tsan_unaligned_write##n(void* p) { note_access(p, n, true, __builtin_return_address(0)); }    \
+    void __tsan_volatile_read##n(void* p) { note_access(p, n, false, __builtin_return_address(0)); }     \
+    void __tsan_volatile_write##n(void* p) { note_access(p, n, true, __builtin_return_address(0)); }
+DS_TSAN(1)
+DS_TSAN(2)
+DS_TSAN(4)
+DS_TSAN(8)
+DS_TSAN(16)
+#undef DS_TSAN
+void __tsan_read_range(void* p, unsigned long n) {
+    for (unsigned long i = 0; i < n; i += 4) note_access((char*)p + i, n - i < 4 ? n - i : 4, false,
+                                                         __builtin_return_address(0));
+}
+void __tsan_write_range(void* p, unsigned long n) {
+    for (unsigned long i = 0; i < n; i += 4) note_access((char*)p + i, n - i < 4 ? n - i : 4, true,
+                                                         __builtin_return_address(0));
+}
 }
 
 // ---- faults: SIGSEGV on a guard page, SIGALRM for a kernel that never returns ------------------------
@@ -514,6 +671,7 @@ static std::vector<std::pair<char*, size_t>>& dynamic_shared() {  // filled by o
     static std::vector<std::pair<char*, size_t>> zones;
     return zones;
 }
+std::vector<std::pair<char*, size_t>>& ds::dynamic_zones() { return dynamic_shared(); }
 extern "C" void dripstone_dynamic_shared(void* p, size_t cap) { dynamic_shared().push_back({(char*)p, cap}); }
 
 static void poison_shared() {
@@ -576,8 +734,11 @@ int main(int argc, char** argv) {
               k.signature.c_str(), kinds.c_str());
     const int nthreads = (int)(b[0] * b[1] * b[2]);
     if (nthreads < 1 || nthreads > 1024) fault("launcher", 0, "a block of %d threads (1 to 1024 on a GPU)", nthreads);
+    if (banks && !dynamic_shared().empty()) dl_iterate_phdr(find_tls, nullptr);
     install_handlers(seconds);
     fibers.resize(nthreads);
+    pending.resize(nthreads);
+    seen.resize(nthreads);
     for (int i = 0; i < nthreads; ++i)
         fibers[i].tid = {(unsigned)(i % b[0]), (unsigned)(i / b[0] % b[1]), (unsigned)(i / (b[0] * b[1]))};
     gridDim = dim3(g[0], g[1], g[2]);
@@ -623,6 +784,7 @@ int main(int argc, char** argv) {
             }
         }
     }
+    print_banks();
     printf("OK\n");
     return 0;
 }
