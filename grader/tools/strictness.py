@@ -231,10 +231,8 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path) -> list[Find
                         words = _message_words(k.value)
                         if words is None or not _IDENT.match(words):
                             add(node, "wording")
-            elif name == "signature" and isinstance(node.func, ast.Attribute) and \
-                    isinstance(node.func.value, ast.Name) and node.func.value.id == "inspect":
-                add(node, "name")
-            elif name == "hasattr":
+            elif name == "hasattr" or (name == "signature" and isinstance(node.func, ast.Attribute)
+                                       and ast.unparse(node.func.value) == "inspect"):
                 add(node, "name")
     return sorted(found.values(), key=lambda f: (f.file, f.line, f.kind))
 
@@ -297,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
             unit = f.unit
             print(f"\n{unit}")
         print(f"  {f.file}:{f.line:<5} {f.kind:<8} {f.code}")
-    print("\nper kind: " + ", ".join(f"{k} {n}" for k, n in summary["by_kind"].items()) + f" (total {summary['total']})")
+    per_kind = ", ".join(f"{k} {n}" for k, n in summary["by_kind"].items())
+    print(f"\nper kind: {per_kind} (total {summary['total']})")
     for u, c in summary["by_unit"].items():
         print(f"  {u:<24} " + ", ".join(f"{k} {c[k]}" for k in KINDS if k in c))
     return 0

@@ -128,7 +128,8 @@ def test_readme_rules_make_a_kind_legitimate(tmp_path):
     kinds = {f.kind for f in strictness.scan(tests=tests, solutions=solutions)}
     assert kinds == {"wording", "name"}
     tests, solutions = _tree(tmp_path / "b", "Results are compared within a relative tolerance of 1e-9.")
-    assert "float" in {f.kind for f in strictness.scan(tests=tests, solutions=solutions)}  # a tolerance is no rule for ==
+    found = strictness.scan(tests=tests, solutions=solutions)
+    assert "float" in {f.kind for f in found}  # a tolerance is no rule for ==
 
 
 def test_command_line_table_and_json(tmp_path, capsys):
