@@ -124,6 +124,20 @@ def _units(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nbgrader_submit(args: argparse.Namespace) -> int:
+    from grader.instructor import nbgrader_submissions
+
+    try:
+        written = nbgrader_submissions.to_notebooks(Path(args.folder), Path(args.course), args.assignment)
+    except (nbgrader_submissions.CourseError, OSError) as exc:
+        print(f"nbgrader-submit error: {exc}")
+        return 2
+    students = {p.parent.parent.name for p in written}
+    print(f"wrote {len(written)} notebook(s) for {len(students)} student(s) under {args.course}/submitted/; "
+          f"then: nbgrader autograde {args.assignment}")
+    return 0
+
+
 def _nbgrader_course(args: argparse.Namespace) -> int:
     from grader.instructor import nbgrader_course
 
@@ -226,6 +240,12 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="what this machine can grade, and the command that fixes each problem")
     d.add_argument("--blocking", action="store_true", help=doctor.BLOCKING_HELP)
     d.set_defaults(func=_doctor)
+    ns = sub.add_parser("nbgrader-submit", help="folder submissions (laid out like exercises/) into an nbgrader "
+                        "course's submitted/ notebooks, for nbgrader autograde")
+    ns.add_argument("folder", help="one folder per student, each laid out like exercises/")
+    ns.add_argument("--course", required=True, help="the nbgrader course (written by nbgrader-course)")
+    ns.add_argument("--assignment", default="dripstone", help="nbgrader assignment name (default dripstone)")
+    ns.set_defaults(func=_nbgrader_submit)
     n = sub.add_parser("nbgrader-course", help="write an nbgrader course (config + one notebook per unit)")
     n.add_argument("dir", help="the course folder (nbgrader's course root)")
     n.add_argument("--unit", "-u", action="append", default=[], help="unit: 23, L23, c3 or full name; repeatable")

@@ -9,6 +9,11 @@ removed is saved there all the same, as the course's autograde sanitizer does). 
 added, and files handed in beside the notebooks, are left out. ``batch`` then grades ``DEST`` like
 any folder of submissions, each student in its own sandbox. This module imports neither nbgrader
 nor torch: the notebooks are JSON.
+
+The other way (``grader nbgrader-submit FOLDER --course COURSE --assignment A``, :func:`to_notebooks`): submissions
+handed in as folders laid out like ``exercises/`` become ``COURSE/submitted/<student>/<A>/<unit>.ipynb``, the
+released notebook of each unit with its answer cells holding the student's files (a file the student did not hand
+in keeps the released stub), so ``nbgrader autograde`` grades them as any collected notebook.
 """
 
 from __future__ import annotations
@@ -97,3 +102,38 @@ def extract(course: Path, assignment: str, dest: Path) -> Path:
             if notebook.is_file() and not notebook.is_symlink():
                 _write_notebook(notebook, cells, mine)
     return dest
+
+
+def _student_folders(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
+
+
+def to_notebooks(folder: Path, course: Path, assignment: str) -> list[Path]:
+    """COURSE/submitted/<student>/<assignment>/<unit>.ipynb for every student folder of ``folder`` (laid out like
+    exercises/) and every unit the course releases; returns the notebooks written. Refuses to overwrite a
+    submission already there (nbgrader's own, or an earlier run)."""
+    paths = answer_paths(course, assignment)
+    release = course / "release" / assignment
+    if not release.is_dir():
+        raise CourseError(f"{release} not found: run `nbgrader generate_assignment {assignment}` in {course} first "
+                          "(the students' notebooks are the released ones, never the source with its solutions)")
+    written = []
+    for student in _student_folders(folder):
+        dest = course / "submitted" / student.name / assignment
+        if dest.exists():
+            raise CourseError(f"{dest} exists: remove it or leave that student out (nothing is overwritten)")
+        for unit, cells in paths.items():
+            released = release / f"{unit}.ipynb"
+            if not released.is_file() or not (student / unit).is_dir():
+                continue
+            nb = json.loads(released.read_text())
+            for cell in nb.get("cells", []):
+                rel = cells.get(str(_grade_id(cell)))
+                mine = student / rel if rel else None
+                if mine is not None and mine.is_file() and not mine.is_symlink():
+                    cell["source"] = f"{WRITEFILE}{rel}\n" + mine.read_text(errors="surrogateescape")
+            dest.mkdir(parents=True, exist_ok=True)
+            out = dest / f"{unit}.ipynb"
+            out.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", errors="surrogateescape")
+            written.append(out)
+    return written

@@ -246,3 +246,38 @@ def test_batch_reads_the_course_and_agrees_with_the_engine(flow: Flow):
         want = flow.expected[d["student"]]
         got = {u: d["units"][u] for u in UNITS}
         assert got == pytest.approx({u: sum(v for (unit, _), v in want.items() if unit == u) for u in UNITS})
+
+
+def test_folder_submissions_become_the_courses_notebooks_and_read_back_the_same(flow: Flow, tmp_path):
+    """Issue 31: folder submissions into nbgrader needed glue nobody shipped. `grader nbgrader-submit` writes the
+    released notebooks with carol's files in their answer cells (a file she did not hand in keeps the stub), and
+    what batch reads back from them is her files; nothing already submitted is overwritten."""
+    import shutil
+
+    from grader.instructor import nbgrader_submissions
+
+    course = tmp_path / "course"
+    shutil.copytree(flow.course, course, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback"))
+    folder = tmp_path / "folders"
+    mine = {}
+    for unit in UNITS:
+        code = student_code("alice", unit)
+        first = sorted(code)[0]  # carol hands in one module per unit; the others keep the released stub
+        (folder / "carol" / unit).mkdir(parents=True)
+        (folder / "carol" / unit / first).write_text(code[first] + "\n# carol\n")
+        mine[f"{unit}/{first}"] = code[first] + "\n# carol\n"
+    proc = subprocess.run([sys.executable, "-m", "grader", "nbgrader-submit", str(folder), "--course", str(course),
+                           "--assignment", ASSIGNMENT], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert proc.returncode == 0 and "nbgrader autograde" in proc.stdout, proc.stdout + proc.stderr
+    assert sorted(p.name for p in (course / "submitted" / "carol" / ASSIGNMENT).iterdir()) == \
+        sorted(f"{u}.ipynb" for u in UNITS)
+    back = nbgrader_submissions.extract(course, ASSIGNMENT, tmp_path / "back")
+    for rel, text in mine.items():
+        assert (back / "carol" / rel).read_text() == text, rel
+    for unit in UNITS:
+        for path in (back / "carol" / unit).iterdir():
+            if f"{unit}/{path.name}" not in mine:
+                assert "# carol" not in path.read_text() and "### BEGIN SOLUTION" not in path.read_text()
+    with pytest.raises(nbgrader_submissions.CourseError, match="exists"):
+        nbgrader_submissions.to_notebooks(folder, course, ASSIGNMENT)
