@@ -6,11 +6,12 @@
 ``dict``      a result dict compared whole, so one extra key fails: ``x == {...}``, ``x == dict(...)``,
               ``x == [{...}]``, ``x == name`` where ``name`` was bound to a dict literal in the same function,
               ``set(x) == {...}`` (the key set), and ``assert_parts(x, ...)`` (same keys, exactly). Not a finding:
+              two dicts the test built itself (comprehensions of the learner's values keyed by data),
               ``assert_parts`` of a projection (a dict comprehension, or a call of a helper whose name starts
               with ``named``, e.g. ``named_keys(got, want)``: only the keys the contract names), or a unit whose
               README says its dict is exact (``exact keys``, ``no other keys``, ``no extra keys``, ...).
 ``float``     exact float equality: ``==``/``!=`` against a float literal or a float expression (a ``/``
-              division, ``float(...)``, ``math.inf``/``nan``), or ``assert_number(..., rel=0)`` without an
+              division, ``float(...)``), or ``assert_number(..., rel=0)`` without an
               ``abs_tol``. ``round(x, n) == 0.25`` is a tolerance (half a unit of the n-th digit), not a
               finding; ``assert_exact`` is for ints. Not a finding where the README states an exactness rule
               for floats (``exact float``, ``floats are exact``, ``bit-exact``, ``exactly 0.0``, ``compared
@@ -21,8 +22,12 @@
 ``stride``    a comparison with ``.stride()`` (torch's choice for size-0/size-1 dimensions changes nothing
               observable) where the README does not say which strides such dimensions get (``size-1``/
               ``size 1`` near ``stride``).
-``name``      a test that depends on a name outside the contract: ``type(x).__name__`` compared,
-              ``inspect.signature(...)`` or ``hasattr(...)`` on the learner's objects.
+``name``      a test that depends on a name outside the contract: ``type(x).__name__`` compared with a
+              name the README does not give, ``inspect.signature(...)`` or ``hasattr(...)``.
+
+Comparisons inside hypothesis strategies (``@st.composite``) and in an ``if`` whose body neither raises nor
+asserts (a diagnostic that picks a better message) are not checks and are skipped. ``== math.inf`` is a
+defined value, not a rounding question.
 
 Each finding is a place to look at, not a verdict: a README that states the rule (why the dict is
 exact, which floats are exact) makes it legitimate, and the scan then stops reporting it.
@@ -101,7 +106,7 @@ def _is_float_expr(node: ast.AST) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float":
         return True
     return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "math"
-            and node.attr in ("inf", "nan", "pi", "e"))
+            and node.attr in ("pi", "e"))
 
 
 def _is_rounded(node: ast.AST) -> bool:
@@ -165,7 +170,7 @@ def _is_error_text(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id in ("msg", "message", "err_text", "error_text")
 
 
-def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path) -> list[Finding]:
+def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path, readme: str = "") -> list[Finding]:
     tree = ast.parse(path.read_text(), filename=str(path))
     lines = path.read_text().splitlines()
     found: dict[tuple[int, str], Finding] = {}
@@ -191,6 +196,11 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path) -> list[Find
     for fn in scopes:
         if any("composite" in ast.unparse(d) for d in fn.decorator_list):
             generated.update(id(sub) for sub in ast.walk(fn))
+    for sub in ast.walk(tree):  # `if <compare>:` that neither raises nor asserts: a diagnostic, not a check
+        if isinstance(sub, ast.If) and not any(isinstance(b, ast.Raise | ast.Assert)
+                                               for stmt in sub.body for b in ast.walk(stmt)):
+            generated.update(id(t) for t in ast.walk(sub.test))
+    readme_text = readme.lower()
 
     for node in ast.walk(tree):
         if id(node) in generated:
@@ -204,18 +214,19 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path) -> list[Find
                             and len(re.findall(r"\w+", w)) > 1):
                         add(node, "wording")
                     continue
-                if (_is_dict_expr(a, dict_names) or _is_dict_expr(b, dict_names)) and not (
-                        _is_set_literal(a) or _is_set_literal(b)):
-                    add(node, "dict")
+                built = [_is_dict_expr(s, dict_names) or _is_projection(s) for s in (a, b)]
+                if any(built) and not all(built) and not (_is_set_literal(a) or _is_set_literal(b)):
+                    add(node, "dict")  # one side the test's dict, the other the learner's result whole
                 if (_is_set_of(a) and _is_set_literal(b)) or (_is_set_of(b) and _is_set_literal(a)):
                     add(node, "dict")
                 if (_is_float_expr(a) or _is_float_expr(b)) and not (_is_rounded(a) or _is_rounded(b)):
                     add(node, "float")
                 if _is_stride(a, stride_names) or _is_stride(b, stride_names):
                     add(node, "stride")
-                for side in (a, b):
-                    if isinstance(side, ast.Attribute) and side.attr == "__name__":
-                        add(node, "name")
+                for side, other in ((a, b), (b, a)):
+                    if isinstance(side, ast.Attribute) and side.attr == "__name__" and not (
+                            isinstance(other, ast.Constant) and str(other.value).lower() in readme_text):
+                        add(node, "name")  # a type name the README does not give
         elif isinstance(node, ast.Call):
             name = _call_name(node)
             if name == "assert_parts" and node.args and not _is_projection(node.args[0]):
@@ -255,8 +266,10 @@ def scan(units: list[str] | None = None, *, tests: Path | None = None, solutions
     out: list[Finding] = []
     for unit in units or units_in(tests):
         rules = readme_rules(unit, solutions)
+        readme = solutions / unit / "README.md"
+        text = readme.read_text() if readme.exists() else ""
         for path in sorted((tests / unit).glob("test_*.py")):
-            out.extend(scan_file(path, unit, rules, tests.parent))
+            out.extend(scan_file(path, unit, rules, tests.parent, text))
     return out
 
 
