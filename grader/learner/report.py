@@ -233,6 +233,34 @@ def _kernels(points: list[KernelPoint], gpu: str) -> str:
     return "".join(out)
 
 
+ACCESS_KINDS = (N_("read"), N_("write"))  # a bank-conflict line's kind of access, as the CPU executor records it
+
+
+def _bank_conflicts(report: GradeReport) -> str:
+    """Each .cu kernel's shared-memory bank conflicts per line, as its efficiency test recorded them."""
+    out = []
+    for r in report.results:
+        data = r.record.get("bank_conflicts")
+        if not isinstance(data, dict):
+            continue
+        rows = "".join(
+            f"<tr><td>{_e(c.get('line'))}</td><td><code>{_e(c.get('text', ''))}</code></td>"
+            f"<td>{_e(_(str(c.get('kind'))))}</td><td>{_e(', '.join(c.get('arrays', [])))}</td>"
+            f"<td style='color:{'#cf222e' if int(c.get('degree', 0)) > 1 else '#1a7f37'}'>"
+            f"{_e(c.get('degree'))}</td><td>{_e(c.get('count'))}/{_e(c.get('requests'))}</td></tr>"
+            for c in data.get("lines", []))
+        out.append(f"<h3>{_e(r.unit)} · {_e(r.exercise)} <small>({_e(data.get('kernel'))})</small></h3>"
+                   "<table class='banks'><tr>" + "".join(f"<th>{_e(_(h))}</th>" for h in (
+                       N_("line"), N_("code"), N_("access"), N_("arrays"), N_("worst degree"),
+                       N_("conflicted requests"))) + f"</tr>{rows}</table>")
+    if not out:
+        return ""
+    return (f"<h2>{_e(_('Shared-memory bank conflicts'))}</h2><p>"
+            + _e(_("Per kernel line, the worst n-way conflict of a warp's request (1: conflict-free) and how many "
+                   "requests conflicted, counted on the CPU executor."))
+            + "</p>" + "".join(out))
+
+
 def _progress(report: GradeReport) -> str:
     rows = progress.course_progress(report, api.all_units())
     graded = [r for r in rows if r.graded]
@@ -268,7 +296,8 @@ def page(run: GradeReport, everything: GradeReport, *, gpu: str = DEFAULT_GPU, w
     return (f"<!DOCTYPE html><html lang='{lang}'><head><meta charset='utf-8'><title>"
             f"{_e(_('Dripstone report'))}</title><style>{CSS}</style></head><body><h1>Dripstone · {_e(run.target)}"
             f"</h1>{nxt_html}<h2>{_e(_('Course progress'))}</h2>{_progress(everything)}"
-            f"<h2>{_e(_('Kernels: roofline and bytes'))}</h2>{_kernels(kernel_points(run), gpu)}{_measurements()}"
+            f"<h2>{_e(_('Kernels: roofline and bytes'))}</h2>{_kernels(kernel_points(run), gpu)}{_bank_conflicts(run)}"
+            f"{_measurements()}"
             f"<h2>{_e(_('Scoreboard'))}</h2><p>{_e(run_line)}</p>{_scoreboard(run)}</body></html>")
 
 

@@ -236,3 +236,19 @@ def test_watch_grades_a_saved_exercise_and_reports_the_latency(tmp_path):
     m = re.search(r"verdict (\d+\.\d) s after the save", text)
     assert m and float(m.group(1)) < 120, text[-2000:]
     assert "FAIL" in text and "ridge_point" in text and "→" in text, "the first failure and its hint"
+
+
+def test_report_shows_each_cu_kernels_bank_conflicts_per_line():
+    """Issue 34: the conflict count of a learner's .cu kernel, per line and degree, in `make report`."""
+    banks = {"kernel": "flash_fwd", "lines": [
+        {"line": 41, "kind": "read", "degree": 32, "count": 64, "requests": 64, "wavefronts": 2048, "arrays": ["Ks"],
+         "text": "s += Qs[r][k] * Ks[c][k];"},
+        {"line": 30, "kind": "write", "degree": 1, "count": 0, "requests": 8, "wavefronts": 8, "arrays": ["Ks"],
+         "text": "Ks[r][c] = k[i];"}]}
+    run = GradeReport("exercises", (TestResult(
+        nodeid="tests/c3_attention_capstone/t.py::test_k_tile_reads_are_conflict_free", unit="c3_attention_capstone",
+        exercise="flash_fwd", tier=Tier.EFFICIENCY, points=4, status=Status.FAILED, score=0.0,
+        message="K-tile reads: 32-way", record={"bank_conflicts": banks}),))
+    html = report.page(run, run, when="now")
+    assert "Shared-memory bank conflicts" in html and "flash_fwd" in html
+    assert "s += Qs[r][k] * Ks[c][k];" in html and ">32</td><td>64/64</td>" in html and ">1</td><td>0/8</td>" in html
