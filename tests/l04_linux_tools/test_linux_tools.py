@@ -183,7 +183,7 @@ def breakdown_oracle(before: list[int], after: list[int]) -> dict[str, float]:
 
 def check_breakdown(got: object, want: dict, call: str) -> None:
     assert isinstance(got, dict), f"{call} = {got!r}: return a dict"
-    assert set(got) == set(want), f"{call}: keys {sorted(got)}, expected {sorted(want)}"
+    assert set(want) <= set(got), f"{call}: keys {sorted(got)}, missing {sorted(set(want) - set(got))}"
     assert_exact(got["total_jiffies"], want["total_jiffies"], f"{call}['total_jiffies']",
                  why="the deltas of user..steal (guest and guest_nice are already inside user and nice)")
     for key in (*PCT_KEYS, "busy"):
@@ -257,7 +257,7 @@ def test_ps_states_incident():
     """`ps -eo pid,ppid,stat,wchan:32,comm` on the stuck node: 121 D tasks, 90 waiting on the NFS client."""
     got = ps_states(PS_INCIDENT)
     call = "ps_states(ps_incident.txt)"
-    assert isinstance(got, dict) and set(got) == {"states", "total", "d_wchan"}, (
+    assert isinstance(got, dict) and {"states", "total", "d_wchan"} <= set(got), (
         f"{call} = {got!r}: return {{'states', 'total', 'd_wchan'}}")
     check(got["states"], {"R": 3, "D": 121, "S": 4, "I": 1, "Z": 1}, f"{call}['states']",
           "the first letter of STAT: D and Dl are both D, R+ is R, Ss and Ssl are S, I< is I")
