@@ -22,6 +22,11 @@ checkpointed_forward = learner(UNIT, "autograd_memory", "checkpointed_forward")
 WIDTH = 16  # features of the checkpointing blocks: a 4×16 fp32 activation is 256 B
 
 
+def assert_named_parts(got: object, want: dict, what: str, **kw) -> None:
+    """assert_parts on the keys the contract names: an extra key in the learner's dict is not a mistake."""
+    assert_parts({k: got[k] for k in want if k in got} if isinstance(got, dict) else got, want, what, **kw)
+
+
 # ---- oracles written here, independent of the learner's code ----------------------------------
 
 
@@ -71,7 +76,7 @@ def test_attention_ledger_worked_numbers():
     want = {"q": 134_217_728, "k": 134_217_728, "v": 134_217_728, "softmax_out": 8_589_934_592,
             "dropout_mask": 4_294_967_296, "dropout_out": 8_589_934_592, "total": 21_877_489_664}
     got = attention_saved_bytes(2, 32, 8192, 128)
-    assert_parts(got, want, call, total="total", unit="B")
+    assert_named_parts(got, want, call, total="total", unit="B")
     assert_exact(got["softmax_out"] * 32, 274_877_906_944, f"{call}['softmax_out'] × 32 layers", unit="B",
                  why="the lecture's 274.88 GB of softmax outputs alone")
     assert_exact(attention_saved_bytes(2, 32, 8192, 128, dropout=False)["total"], 8_992_587_776,
@@ -86,7 +91,7 @@ def test_attention_ledger_worked_numbers():
 def test_attention_ledger_closed_form(b, n, s, d, e, m, dropout):
     call = f"attention_saved_bytes({b}, {n}, {s}, {d}, elem_bytes={e}, dropout={dropout}, mask_bytes={m})"
     got = attention_saved_bytes(b, n, s, d, elem_bytes=e, dropout=dropout, mask_bytes=m)
-    assert_parts(got, ledger(b, n, s, d, e, dropout, m), call, total="total", unit="B")
+    assert_named_parts(got, ledger(b, n, s, d, e, dropout, m), call, total="total", unit="B")
 
 
 @grade(attention_saved_bytes, "correctness", points=3,
@@ -124,7 +129,7 @@ def vector(n: int = 1024, dtype=torch.float32) -> torch.Tensor:
 
 
 def assert_saved(got: object, want: dict[str, int], call: str) -> None:
-    if not isinstance(got, dict) or set(got) != set(want):
+    if not isinstance(got, dict) or not set(want) <= set(got):
         raise AssertionError(f"{call} = {got!r}, expected a dict with keys {sorted(want)}: {want}")
     for key, why in [("count", "one per tensor pack() receives"),
                      ("bytes", "numel · element_size of each saved tensor, a tensor saved twice counted twice"),
@@ -203,7 +208,7 @@ def test_checkpoint_plan_worked_numbers():
     for args, want in [((32, 1, 1), {"segments": 4, "peak_bytes": 12, "no_ckpt_bytes": 32}),
                        ((32, 34, 2), {"segments": 32, "peak_bytes": 98, "no_ckpt_bytes": 1088}),
                        ((80, 34, 2), {"segments": 40, "peak_bytes": 148, "no_ckpt_bytes": 2720})]:
-        assert_parts(checkpoint_plan(*args), {**want, "recompute_flops_pct": 33}, f"checkpoint_plan{args}")
+        assert_named_parts(checkpoint_plan(*args), {**want, "recompute_flops_pct": 33}, f"checkpoint_plan{args}")
 
 
 @grade(checkpoint_plan, "correctness", points=2,
@@ -211,7 +216,7 @@ def test_checkpoint_plan_worked_numbers():
 @settings(max_examples=50)
 @given(n=st.integers(1, 300), act=st.integers(0, 10**6), inp=st.integers(0, 10**6))
 def test_checkpoint_plan_brute_force(n, act, inp):
-    assert_parts(checkpoint_plan(n, act, inp), plan(n, act, inp), f"checkpoint_plan({n}, {act}, {inp})")
+    assert_named_parts(checkpoint_plan(n, act, inp), plan(n, act, inp), f"checkpoint_plan({n}, {act}, {inp})")
 
 
 @grade(checkpoint_plan, "correctness", points=1, validation=True, hint="Raise ValueError naming the argument.")
