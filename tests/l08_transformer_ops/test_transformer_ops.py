@@ -18,6 +18,11 @@ block_shapes = learner(UNIT, "transformer_ops", "block_shapes")
 LLAMA2_7B = MODELS["llama-2-7b"]
 
 
+def assert_named_parts(got: object, want: dict, what: str, **kw) -> None:
+    """assert_parts on the keys the contract names: an extra key in the learner's dict is not a mistake."""
+    assert_parts({k: got[k] for k in want if k in got} if isinstance(got, dict) else got, want, what, **kw)
+
+
 @st.composite
 def configs(draw) -> Model:
     """A small LLaMA-shaped config: heads divide hidden, KV heads divide heads."""
@@ -44,7 +49,7 @@ def oracle(m: Model) -> dict[str, int]:
 
 def check_ledger(m: Model) -> dict[str, int]:
     got = llama_param_ledger(*args_of(m))
-    assert_parts(got, oracle(m), f"llama_param_ledger{args_of(m)}", total="total")
+    assert_named_parts(got, oracle(m), f"llama_param_ledger{args_of(m)}", total="total")
     return got
 
 
@@ -163,7 +168,7 @@ def check_shapes(b: int, s: int, m: Model) -> None:
     got = block_shapes(b, s, m.hidden, m.n_heads, m.n_kv_heads, m.ffn_hidden)
     what = f"block_shapes({b}, {s}, {m.hidden}, {m.n_heads}, {m.n_kv_heads}, {m.ffn_hidden})"
     want = shapes_oracle(b, s, m)
-    assert isinstance(got, dict) and set(got) == set(want), f"{what}: keys {sorted(got)}, expected {sorted(want)}"
+    assert isinstance(got, dict) and set(want) <= set(got), f"{what}: keys {sorted(got)}, expected {sorted(want)}"
     for op, shape in want.items():
         assert tuple(got[op]) == shape, f"{what}[{op!r}] = {got[op]!r}, expected {shape}"
 
