@@ -38,6 +38,11 @@ CASES = ((1, "integers", F64), (3, "wide", F64), (7, "wide", F32), (12, "integer
          (4099, "wide", F64))
 
 
+def assert_named_parts(got: object, want: dict, what: str, **kw) -> None:
+    """assert_parts on the keys the contract names: an extra key in the learner's dict is not a mistake."""
+    assert_parts({k: got[k] for k in want if k in got} if isinstance(got, dict) else got, want, what, **kw)
+
+
 # ---- references the test computes itself ------------------------------------------------------------------------
 
 
@@ -140,16 +145,17 @@ def test_ring_schedule_rejects_bad_arguments():
 def test_ring_bytes_sent_worked():
     """Lecture 28 §1.2: 4 MiB of fp32 on 4 ranks moves 3 MiB + 3 MiB per rank; uneven chunks differ per rank."""
     for r in range(4):
-        assert_parts(ring_bytes_sent(2**20, 4, r, 4), {"reduce_scatter": 3 * 2**20, "all_gather": 3 * 2**20,
-                                                       "total": 6 * 2**20},
-                     f"ring_bytes_sent(2**20, 4, {r}, 4)", total="total", unit="B")
+        assert_named_parts(ring_bytes_sent(2**20, 4, r, 4), {"reduce_scatter": 3 * 2**20, "all_gather": 3 * 2**20,
+                                                             "total": 6 * 2**20},
+                           f"ring_bytes_sent(2**20, 4, {r}, 4)", total="total", unit="B")
     for r, total in enumerate([112, 120, 128, 120]):
         assert_exact(ring_bytes_sent(10, 4, r, 8)["total"], total, f"ring_bytes_sent(10, 4, {r}, 8)['total']",
                      why="(N - |own chunk|) + (N - |right neighbour's chunk|) elements", unit="B")
-    assert_parts(ring_bytes_sent(65537, 4, 0, 8), {"reduce_scatter": 393_216, "all_gather": 393_224,
-                                                   "total": 786_440}, "ring_bytes_sent(65537, 4, 0, 8)", total="total")
-    assert_parts(ring_bytes_sent(1000, 1, 0, 4), {"reduce_scatter": 0, "all_gather": 0, "total": 0},
-                 "ring_bytes_sent(1000, 1, 0, 4)", total="total")
+    assert_named_parts(ring_bytes_sent(65537, 4, 0, 8), {"reduce_scatter": 393_216, "all_gather": 393_224,
+                                                         "total": 786_440},
+                       "ring_bytes_sent(65537, 4, 0, 8)", total="total")
+    assert_named_parts(ring_bytes_sent(1000, 1, 0, 4), {"reduce_scatter": 0, "all_gather": 0, "total": 0},
+                       "ring_bytes_sent(1000, 1, 0, 4)", total="total")
 
 
 @grade(ring_bytes_sent, "correctness", points=2,
@@ -160,7 +166,7 @@ def test_ring_bytes_sent_properties(numel, world, elem, data):
     rank = data.draw(st.integers(0, world - 1))
     want = _bytes(numel, world, rank, elem) if world > 1 else {"reduce_scatter": 0, "all_gather": 0, "total": 0}
     what = f"ring_bytes_sent({numel}, {world}, {rank}, {elem})"
-    assert_parts(ring_bytes_sent(numel, world, rank, elem), want, what, total="total", unit="B")
+    assert_named_parts(ring_bytes_sent(numel, world, rank, elem), want, what, total="total", unit="B")
     if world > 1 and numel % world == 0:
         assert_exact(want["total"], 2 * (world - 1) * numel // world * elem, "2(P-1)/P·N·e")
 
