@@ -116,7 +116,7 @@ def test_days_rejects_bad_arguments(args, name):
 def check_activations(s: int, b: int, h: int, a: int, store: bool) -> None:
     got = activation_bytes_per_layer(s, b, h, a, store_scores=store)
     what = f"activation_bytes_per_layer({s}, {b}, {h}, {a}, store_scores={store})"
-    assert isinstance(got, dict) and set(got) == set(ACT_PARTS), f"{what}: keys {sorted(got)}, expected {ACT_PARTS}"
+    assert isinstance(got, dict) and set(ACT_PARTS) <= set(got), f"{what}: keys {sorted(got)}, expected {ACT_PARTS}"
     linear, scores = 34 * s * b * h, 5 * a * s * s * b if store else 0
     assert_exact(got["linear"], linear, f"{what}['linear']", why="34·s·b·h bytes", unit="B")
     assert_exact(got["attention_scores"], scores, f"{what}['attention_scores']",
