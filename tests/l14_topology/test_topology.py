@@ -31,6 +31,11 @@ MEGATRON = ("tp", "cp", "dp", "pp")
 TP8_PP2_DP4 = {"tp": 8, "pp": 2, "dp": 4}
 
 
+def assert_named_parts(got: object, want: dict, what: str, **kw) -> None:
+    """assert_parts on the keys the contract names: an extra key in the learner's dict is not a mistake."""
+    assert_parts({k: got[k] for k in want if k in got} if isinstance(got, dict) else got, want, what, **kw)
+
+
 # ---- oracles -----------------------------------------------------------------------------------
 
 
@@ -57,13 +62,18 @@ layouts = st.fixed_dictionaries({d: st.sampled_from([1, 2, 3, 4]) for d in DIMS}
 # ---- rank_coords -------------------------------------------------------------------------------
 
 
+def named(got: object) -> object:
+    """The four dims the contract names: an extra key in the learner's dict is not a mistake."""
+    return {d: got.get(d) for d in DIMS} if isinstance(got, dict) else got
+
+
 @grade(rank_coords, "correctness", points=2, hint="Which dim is the last digit of the mixed-radix rank?")
 def test_rank_coords_worked_numbers():
     """TP8·PP2·DP4, course order (rank = dp·PP·CP·TP + pp·CP·TP + cp·TP + tp): rank 13 → tp 5, pp 1, dp 0."""
-    assert rank_coords(13, TP8_PP2_DP4) == {"tp": 5, "cp": 0, "pp": 1, "dp": 0}, (
+    assert named(rank_coords(13, TP8_PP2_DP4)) == {"tp": 5, "cp": 0, "pp": 1, "dp": 0}, (
         f"rank_coords(13, {TP8_PP2_DP4}) = {rank_coords(13, TP8_PP2_DP4)}, expected tp 5, cp 0, pp 1, dp 0")
     got = rank_coords(45, TP8_PP2_DP4, MEGATRON)
-    assert got == {"tp": 5, "cp": 0, "pp": 1, "dp": 1}, (
+    assert named(got) == {"tp": 5, "cp": 0, "pp": 1, "dp": 1}, (
         f"rank_coords(45, {TP8_PP2_DP4}, order={MEGATRON}) = {got}, expected tp 5, cp 0, dp 1, pp 1 (pp outermost)")
 
 
@@ -77,7 +87,8 @@ def test_rank_coords_bijection(layout, data):
     rank = data.draw(st.integers(0, world - 1))
     got = rank_coords(rank, sizes, order)
     want = coords_of(rank, sizes, order)
-    assert got == {d: want[d] for d in DIMS}, f"rank_coords({rank}, {sizes}, order={order}) = {got}, expected {want}"
+    assert named(got) == {d: want[d] for d in DIMS}, (
+        f"rank_coords({rank}, {sizes}, order={order}) = {got}, expected {want}")
     assert rank_of(got, sizes, order) == rank
 
 
@@ -142,7 +153,7 @@ def test_crossing_worked_numbers():
         (({"tp": 8, "cp": 2, "pp": 2, "dp": 2}, 8, ("cp", "tp", "pp", "dp")), {"tp": 8, "cp": 0, "pp": 32, "dp": 32}),
         (({"tp": 4, "pp": 4}, 8), {"tp": 0, "cp": 0, "pp": 4, "dp": 0}),
     ]:
-        assert_parts(groups_crossing_nodes(*args), want, f"groups_crossing_nodes{args}")
+        assert_named_parts(groups_crossing_nodes(*args), want, f"groups_crossing_nodes{args}")
 
 
 @grade(groups_crossing_nodes, "correctness", points=2,
@@ -156,7 +167,8 @@ def test_crossing_against_groups(layout, g):
         groups = {tuple(sorted(rank_of({**coords_of(r, sizes, order), kind: i}, sizes, order)
                                for i in range(sizes[kind]))) for r in range(world)}
         want[kind] = sum(len({r // g for r in grp}) > 1 for grp in groups)
-    assert_parts(groups_crossing_nodes(sizes, g, order), want, f"groups_crossing_nodes({sizes}, {g}, order={order})")
+    assert_named_parts(groups_crossing_nodes(sizes, g, order), want,
+                       f"groups_crossing_nodes({sizes}, {g}, order={order})")
     if order[0] == "tp" and g % sizes["tp"] == 0:
         assert want["tp"] == 0
 
@@ -171,7 +183,7 @@ def test_crossing_rejects_bad_arguments():
 
 
 def assert_topo(got: object, want: dict, what: str) -> None:
-    if not isinstance(got, dict) or set(got) != set(want):
+    if not isinstance(got, dict) or not set(want) <= set(got):
         raise AssertionError(f"{what} = a {type(got).__name__} with keys {sorted(got) if isinstance(got, dict) else ''}"
                              f", expected the keys {sorted(want)}")
     for key in want:
@@ -338,8 +350,9 @@ def test_best_gpu_set_rejects_bad_arguments():
        hint="A flow between nodes stays on its rail only when source and destination have the same GPU index.")
 def test_alltoall_worked_numbers():
     """2 nodes × 8: of 64 pairs per direction 8 stay on their rail and 56 cross it; 16 nodes: 13,440 of 16,256."""
-    assert_parts(alltoall_flow_classes(2, 8), {"intra_node": 112, "same_rail": 16, "cross_rail": 112, "total": 240},
-                 "alltoall_flow_classes(2, 8)", total="total")
+    assert_named_parts(alltoall_flow_classes(2, 8),
+                       {"intra_node": 112, "same_rail": 16, "cross_rail": 112, "total": 240},
+                       "alltoall_flow_classes(2, 8)", total="total")
     assert_exact(alltoall_flow_classes(16, 8)["cross_rail"], 13_440, "alltoall_flow_classes(16, 8)['cross_rail']")
 
 
@@ -351,7 +364,7 @@ def test_alltoall_enumerated(n, g):
         key = "intra_node" if src // g == dst // g else ("same_rail" if src % g == dst % g else "cross_rail")
         want[key] += 1
     want["total"] = n * g * (n * g - 1)
-    assert_parts(alltoall_flow_classes(n, g), want, f"alltoall_flow_classes({n}, {g})", total="total")
+    assert_named_parts(alltoall_flow_classes(n, g), want, f"alltoall_flow_classes({n}, {g})", total="total")
 
 
 @grade(alltoall_flow_classes, "correctness", points=1, validation=True, hint="Raise ValueError naming the argument.")
