@@ -115,7 +115,7 @@ ALPHA, BETA = 2e-6, 45 * GB  # lecture 18 lab
 def check_times(s: int, p: int, ring_ms: float, tree_ms: float) -> None:
     got = allreduce_algorithm_times(s, p, ALPHA, BETA)
     what = f"allreduce_algorithm_times({s}, {p}, 2e-6, 45e9)"
-    assert isinstance(got, dict) and set(got) == {"ring", "tree"}, f"{what} = {got!r}, expected keys ring and tree"
+    assert isinstance(got, dict) and {"ring", "tree"} <= set(got), f"{what} = {got!r}, expected keys ring and tree"
     assert_number(got["ring"] * 1e3, ring_ms, f"{what}['ring'] in ms", rel=1e-3)
     assert_number(got["tree"] * 1e3, tree_ms, f"{what}['tree'] in ms", rel=1e-3)
 
@@ -139,7 +139,7 @@ def test_ring_vs_tree_closed_form(s, p, alpha, beta):
     assert_number(got["ring"], 2 * (p - 1) * alpha + 2 * (p - 1) / p * s / beta, f"{what}['ring']")
     assert_number(got["tree"], 2 * math.log2(p) * alpha + 2 * s / (0.85 * beta), f"{what}['tree']")
     one = allreduce_algorithm_times(s, 1, alpha, beta)
-    assert one == {"ring": 0.0, "tree": 0.0}, f"one rank: {one!r}, expected both 0.0"
+    assert one["ring"] == 0 and one["tree"] == 0, f"one rank: {one!r}, expected both 0.0"
 
 
 @grade(allreduce_algorithm_times, "correctness", points=1, hint="Raise ValueError naming the argument.",
