@@ -84,8 +84,8 @@ def _split_kernel(q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, o_ptr, lse_ptr, scal
     """One (sequence, kv head, split): the group's query heads over the split's whole blocks."""
     b, kvh, s = tl.program_id(0).to(tl.int64), tl.program_id(1).to(tl.int64), tl.program_id(2)
     ctx = tl.load(lens_ptr + b)
-    n_blocks = tl.cdiv(ctx, block_size)
-    per_split = tl.cdiv(n_blocks, num_splits)
+    n_blocks = (ctx + block_size - 1) // block_size
+    per_split = (n_blocks + num_splits - 1) // num_splits
     first = s * per_split
     last = tl.minimum(first + per_split, n_blocks)
     offs_g = tl.arange(0, BLOCK_G)
@@ -98,19 +98,19 @@ def _split_kernel(q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, o_ptr, lse_ptr, scal
     m_i = tl.full([BLOCK_G], -float("inf"), tl.float32)
     l_i = tl.zeros([BLOCK_G], tl.float32)
     acc = tl.zeros([BLOCK_G, BLOCK_D], tl.float32)
+    k_base = k_ptr + kvh * stride_kh + offs_t[:, None] * stride_kb + offs_d[None, :] * stride_kd
+    v_base = v_ptr + kvh * stride_vh + offs_t[:, None] * stride_vb + offs_d[None, :] * stride_vd
     for blk in range(first, last):
         phys = tl.load(table_ptr + b * stride_tb + blk * stride_tn).to(tl.int64)
         tok_ok = (offs_t < block_size) & (blk * block_size + offs_t < ctx)
         kv_ok = tok_ok[:, None] & d_ok[None, :]
-        k = tl.load(k_ptr + phys * stride_kn + offs_t[:, None] * stride_kb + kvh * stride_kh
-                    + offs_d[None, :] * stride_kd, mask=kv_ok, other=0.0).to(tl.float32)
+        k = tl.load(k_base + phys * stride_kn, mask=kv_ok, other=0.0).to(tl.float32)
         x = tl.sum(q[:, None, :] * k[None, :, :], axis=2) * scale  # [BLOCK_G, BLOCK_SIZE]
         x = tl.where(tok_ok[None, :], x, -float("inf"))
         m_new = tl.maximum(m_i, tl.max(x, axis=1))  # finite: every visited block holds a token
         alpha = tl.exp(m_i - m_new)
         p = tl.exp(x - m_new[:, None])
-        v = tl.load(v_ptr + phys * stride_vn + offs_t[:, None] * stride_vb + kvh * stride_vh
-                    + offs_d[None, :] * stride_vd, mask=kv_ok, other=0.0).to(tl.float32)
+        v = tl.load(v_base + phys * stride_vn, mask=kv_ok, other=0.0).to(tl.float32)
         l_i = l_i * alpha + tl.sum(p, axis=1)
         acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v[None, :, :], axis=1)
         m_i = m_new

@@ -347,7 +347,7 @@ def workloads(draw: st.DrawFn):
 
 @grade(simulate_generation, "correctness", points=3,
        hint="Replay your steps: is a budget exceeded, a token emitted past max_new_tokens, a block double-booked?")
-@settings(max_examples=25)
+@settings(max_examples=20)
 @given(case=workloads())
 def test_random_workloads(case):
     """Random small workloads against the grader's model, step by step; invariants of every step."""

@@ -18,11 +18,11 @@ def _split_kernel(q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, o_ptr, lse_ptr, scal
     """One (sequence, kv head, split): the group's query heads over the split's whole blocks."""
     b, kvh, s = tl.program_id(0).to(tl.int64), tl.program_id(1).to(tl.int64), tl.program_id(2)
     ctx = tl.load(lens_ptr + b)
-    chunk = tl.cdiv(ctx, num_splits)
+    chunk = (ctx + num_splits - 1) // num_splits
     lo = s * chunk
     hi = tl.minimum(lo + chunk, ctx)
     first = lo // block_size
-    last = tl.where(hi > lo, tl.cdiv(hi, block_size), first)
+    last = tl.where(hi > lo, (hi + block_size - 1) // block_size, first)
     offs_g = tl.arange(0, BLOCK_G)
     offs_t = tl.arange(0, BLOCK_T)
     offs_d = tl.arange(0, BLOCK_D)
@@ -33,20 +33,20 @@ def _split_kernel(q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, o_ptr, lse_ptr, scal
     m_i = tl.full([BLOCK_G], -float("inf"), tl.float32)
     l_i = tl.zeros([BLOCK_G], tl.float32)
     acc = tl.zeros([BLOCK_G, BLOCK_D], tl.float32)
+    k_base = k_ptr + kvh * stride_kh + offs_t[:, None] * stride_kb + offs_d[None, :] * stride_kd
+    v_base = v_ptr + kvh * stride_vh + offs_t[:, None] * stride_vb + offs_d[None, :] * stride_vd
     for blk in range(first, last):
         phys = tl.load(table_ptr + b * stride_tb + blk * stride_tn).to(tl.int64)
         tok = blk * block_size + offs_t
         tok_ok = (offs_t < block_size) & (tok >= lo) & (tok < hi)
         kv_ok = ((offs_t < block_size) & (tok < ctx))[:, None] & d_ok[None, :]
-        k = tl.load(k_ptr + phys * stride_kn + offs_t[:, None] * stride_kb + kvh * stride_kh
-                    + offs_d[None, :] * stride_kd, mask=kv_ok, other=0.0).to(tl.float32)
+        k = tl.load(k_base + phys * stride_kn, mask=kv_ok, other=0.0).to(tl.float32)
         x = tl.sum(q[:, None, :] * k[None, :, :], axis=2) * scale  # [BLOCK_G, BLOCK_SIZE]
         x = tl.where(tok_ok[None, :], x, -float("inf"))
         m_new = tl.maximum(m_i, tl.max(x, axis=1))  # finite: every visited block holds a token
         alpha = tl.exp(m_i - m_new)
         p = tl.exp(x - m_new[:, None])
-        v = tl.load(v_ptr + phys * stride_vn + offs_t[:, None] * stride_vb + kvh * stride_vh
-                    + offs_d[None, :] * stride_vd, mask=kv_ok, other=0.0).to(tl.float32)
+        v = tl.load(v_base + phys * stride_vn, mask=kv_ok, other=0.0).to(tl.float32)
         l_i = l_i * alpha + tl.sum(p, axis=1)
         acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v[None, :, :], axis=1)
         m_i = m_new
