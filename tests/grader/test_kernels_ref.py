@@ -82,6 +82,35 @@ def check_flash_fwd(bh, n, causal):
                  what=what + " lse")
 
 
+def check_flash_decode(ctxs, n_kv, group, d, page, dtype, splits):
+    """Paged decode: ragged contexts in shuffled pages, GQA, empty splits; fp64 dense attention per sequence."""
+    g = torch.Generator().manual_seed(5)
+    pages = [-(-c // page) for c in ctxs]
+    ids = torch.randperm(sum(pages) + 2, generator=g)
+    table = torch.full((len(ctxs), max(pages) + 1), len(ids) + 100, dtype=torch.int32)
+    k_cache = torch.randn(len(ids), page, n_kv, d, generator=g).to(dtype)
+    v_cache = torch.randn(len(ids), page, n_kv, d, generator=g).to(dtype)
+    q = torch.randn(len(ctxs), n_kv * group, d, generator=g).to(dtype)
+    start = 0
+    for i, n in enumerate(pages):
+        table[i, :n] = ids[start:start + n].to(torch.int32)
+        start += n
+    lens = torch.tensor(ctxs, dtype=torch.int32)
+    o = load_reference("flash_decode").flash_decode(q, k_cache, v_cache, table, lens, splits)
+    want = []
+    for i, c in enumerate(ctxs):
+        pos = torch.arange(c)
+        slots = table[i].long()[pos // page]
+        k = k_cache[slots, pos % page].double().repeat_interleave(group, dim=1)  # [c, heads, d]
+        v = v_cache[slots, pos % page].double().repeat_interleave(group, dim=1)
+        s = torch.einsum("hd,chd->hc", q[i].double(), k) / math.sqrt(d)
+        want.append(torch.einsum("hc,chd->hd", torch.softmax(s, -1), v))
+    eps = {torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7, torch.float32: 2.0**-20}[dtype]
+    what = f"kernels_ref.flash_decode(contexts {ctxs}, {n_kv}×{group} heads, d {d}, page {page}, {dtype}, {splits})"
+    assert_close(o, torch.stack(want), dtype=dtype, tol=Tolerance(atol=eps * float(v_cache.double().abs().max()),
+                                                                  rtol=eps), what=what)
+
+
 # module -> (its check, the cases): a new kernels_ref module needs its entry here
 ORACLES = {
     "softmax": (check_softmax, [((5, 1000), torch.float32), ((3, 4097), torch.float16), ((2, 65), torch.bfloat16)]),
@@ -93,6 +122,9 @@ ORACLES = {
     "transpose": (check_transpose, [((100, 70), torch.float32, False), ((65, 200), torch.float16, True),
                                     ((3, 130), torch.bfloat16, False)]),
     "flash_fwd": (check_flash_fwd, [(2, 100, False), (1, 37, True)]),
+    "flash_decode": (check_flash_decode, [((37, 1, 16), 2, 4, 64, 16, torch.float16, 3),
+                                          ((50, 5), 1, 1, 32, 8, torch.bfloat16, 8),
+                                          ((17,), 2, 3, 16, 4, torch.float32, 2)]),
 }
 
 
