@@ -4,7 +4,8 @@
 ``tests/<unit>/test_*.py`` (never imports nor runs them) and lists, per unit, ``file:line`` and a kind:
 
 ``dict``      a result dict compared whole, so one extra key fails: ``x == {...}``, ``x == dict(...)``,
-              ``x == [{...}]``, ``x == name`` where ``name`` was bound to a dict literal in the same function,
+              ``x == [{...}]``, ``x == name`` where ``name`` was bound to a dict literal in the same function
+              or at module level,
               ``set(x) == {...}`` (the key set), and ``assert_parts(x, ...)`` (same keys, exactly). Not a finding:
               two dicts the test built itself (comprehensions of the learner's values keyed by data),
               ``assert_parts`` of a projection (a dict comprehension, or a call of a helper whose name starts
@@ -78,6 +79,8 @@ def _is_dict_expr(node: ast.AST, dict_names: set[str]) -> bool:
         return True
     if isinstance(node, ast.List | ast.Tuple) and node.elts and all(_is_dict_expr(e, dict_names) for e in node.elts):
         return True
+    if isinstance(node, ast.IfExp):
+        return _is_dict_expr(node.body, dict_names)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return _is_dict_expr(node.left, dict_names) or _is_dict_expr(node.right, dict_names)
     return isinstance(node, ast.Name) and node.id in dict_names
@@ -186,12 +189,14 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path, readme: str 
         found.setdefault((line, kind), Finding(unit, rel, line, kind, lines[line - 1].strip()[:120]))
 
     scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    module = ast.Module(body=[s for s in tree.body if isinstance(s, ast.Assign)], type_ignores=[])
+    empty = _bindings(module)  # module-level constants (TRIAGE = {...}) seen from every function
     scope_of: dict[int, tuple[set[str], set[str]]] = {}
     for fn in scopes:
-        binding = _bindings(fn)
+        local = _bindings(fn)
+        binding = (local[0] | empty[0], local[1] | empty[1])
         for sub in ast.walk(fn):
             scope_of[id(sub)] = binding
-    empty: tuple[set[str], set[str]] = (set(), set())
     generated: set[int] = set()  # nodes of hypothesis strategies (@st.composite): inputs, not checks
     for fn in scopes:
         if any("composite" in ast.unparse(d) for d in fn.decorator_list):
@@ -251,7 +256,7 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path, readme: str 
 def readme_rules(unit: str, solutions: Path) -> set[str]:
     """The kinds this unit's README makes legitimate."""
     readme = solutions / unit / "README.md"
-    text = readme.read_text() if readme.exists() else ""
+    text = " ".join(readme.read_text().split()) if readme.exists() else ""  # a rule may wrap across lines
     return {kind for kind, rx in README_RULES.items() if rx.search(text)}
 
 

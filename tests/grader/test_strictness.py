@@ -11,6 +11,8 @@ TESTS = '''
 import math, pytest, inspect
 from grader.kit import assert_exact, assert_number, assert_parts
 
+WANT = {"a": 1}
+
 
 def test_dicts(got):
     assert got == {"a": 1, "b": 2}
@@ -19,6 +21,7 @@ def test_dicts(got):
     assert got == want
     assert set(got) == {"a", "b"}
     assert_parts(got, {"a": 1}, "f()")
+    assert got == WANT
 
 
 def test_dicts_ok(got):
@@ -112,7 +115,8 @@ def test_each_kind_found_and_legitimate_cases_not(tmp_path):
     assert {f.file for f in found} == {"tests/l99_demo/test_demo.py"}  # strategies and helpers are not checks
     dicts = _lines(found, "dict")
     assert dicts == ['assert got == {"a": 1, "b": 2}', "assert got == dict(a=1)", "assert got == want",
-                     'assert set(got) == {"a", "b"}', 'assert_parts(got, {"a": 1}, "f()")']
+                     'assert set(got) == {"a", "b"}', 'assert_parts(got, {"a": 1}, "f()")',
+                     "assert got == WANT"]
     floats = _lines(found, "float")
     assert floats == ["assert got == 0.5", 'assert got["r"] == 1 / 3', 'assert_number(got, 0.5, "f()", rel=0)']
     assert _lines(found, "wording") == ['with pytest.raises(ValueError, match="must be a positive int"):',
@@ -122,7 +126,7 @@ def test_each_kind_found_and_legitimate_cases_not(tmp_path):
                                      'assert type(err).__name__ == "PoolExhausted"',
                                      "assert len(inspect.signature(fn).parameters) == 4",
                                      'assert hasattr(fn, "reset")']
-    assert strictness.counts(found)["by_kind"] == {"dict": 5, "float": 3, "wording": 2, "stride": 2, "name": 4}
+    assert strictness.counts(found)["by_kind"] == {"dict": 6, "float": 3, "wording": 2, "stride": 2, "name": 4}
 
 
 def test_readme_rules_make_a_kind_legitimate(tmp_path):
@@ -143,9 +147,9 @@ def test_command_line_table_and_json(tmp_path, capsys):
     tests, solutions = _tree(tmp_path)
     assert strictness.main(["l99", "--tests", str(tests), "--solutions", str(solutions)]) == 0
     out = capsys.readouterr().out
-    assert "tests/l99_demo/test_demo.py:" in out and "per kind: dict 5, float 3, wording 2, stride 2, name 4" in out
+    assert "tests/l99_demo/test_demo.py:" in out and "per kind: dict 6, float 3, wording 2, stride 2, name 4" in out
     assert strictness.main(["l99_demo", "--json", "--tests", str(tests), "--solutions", str(solutions)]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["total"] == 16 and data["by_unit"] == {"l99_demo": {"dict": 5, "float": 3, "wording": 2,
+    assert data["total"] == 17 and data["by_unit"] == {"l99_demo": {"dict": 6, "float": 3, "wording": 2,
                                                                      "stride": 2, "name": 4}}
     assert {"unit", "file", "line", "kind", "code"} <= set(data["findings"][0])
