@@ -39,7 +39,10 @@ FIX_ENV = "rm -f .venv/.installed-* && make env"
 FIX_GPU_EXTRAS = "rm -f .venv/.installed-* && make env GPU=1"
 FIX_ENV_CLEAN = "make clean-env && make env"  # a broken install: pip would keep the same broken files
 FIX_ENV_GPU = "make clean-env && make env GPU=1"  # a CPU torch satisfies the pin: only a new venv swaps it
-FIX_GPU_PERF = 'on a machine with an NVIDIA GPU: docker run --gpus all -v "$PWD/exercises:/course/exercises" dripstone'
+FIX_GPU_PERF = (
+    'on a machine with an NVIDIA GPU: docker run --gpus all --user "$(id -u):$(id -g)" '
+    '-v "$PWD/exercises:/course/exercises" dripstone'
+)
 FIX_BWRAP = "sudo apt-get install --no-install-recommends bubblewrap"
 FIX_UTIL_LINUX = "sudo apt-get install util-linux"
 FIX_BWRAP_VERSION = "install bubblewrap 0.8 or newer: the sandbox caps each submission's /tmp with --size"
@@ -49,9 +52,24 @@ FIX_CGROUPS = (
 )
 FIX_ROOT = "grade batches as root (sudo), or with docker/compose.yaml, whose batch service runs as root"
 FIX_BWRAP_IN_CONTAINER = (
-    "start the container with --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt "
-    "apparmor=unconfined (this widens the container's own boundary: see docker/README.md)"
+    "start the container with --cap-add SYS_ADMIN --cap-add NET_ADMIN --security-opt seccomp=unconfined "
+    "--security-opt apparmor=unconfined (this widens the container's own boundary: see docker/README.md)"
 )
+FIX_BWRAP_NET_ADMIN = (
+    "the sandbox's private loopback needs CAP_NET_ADMIN: start the container with --cap-add NET_ADMIN "
+    "(beside SYS_ADMIN; docker/compose.yaml's cap_add)"
+)
+FIX_PRERELEASE = (
+    "install a final release of Python {need}+ (Ubuntu 22.04's python3.11 is 3.11.0rc1: use docker/Dockerfile's "
+    "Ubuntu 24.04 python3.12, or another final build), then: make clean-env && make env PYTHON=/path/to/it"
+)
+# What bwrap answers BWRAP_PROBE with, as the bubblewrap versions of Debian 12 (0.8.0) and Ubuntu 22.04 (0.6.1)
+# and 24.04 (0.9.0) word it (tests/grader/test_doctor.py holds the recorded messages).
+BWRAP_NO_SIZE_MESSAGES = (
+    "Unknown option --size",  # a bwrap older than --size
+    "--perms must be followed by an option that creates a file",  # 0.6.1: --perms then the unknown --size
+)
+BWRAP_LOOPBACK_MESSAGE = "loopback: Failed RTM_NEWADDR"  # --unshare-net without CAP_NET_ADMIN
 ISOLATION_LEVELS = {  # grader/instructor/sandbox.py's layers, strongest first
     "bwrap": "bwrap: each submission gets its own network, pid and ipc namespaces, uid and resource limits; "
              "the judge counts each gloo run's bytes on the student's own loopback",
@@ -137,6 +155,7 @@ class Machine:
     gpu_devices: tuple[str, ...] = ()  # /dev/nvidia<N>: what `batch --gpus` leases, one job each
     cgroup_budget: str | None = None  # grader.tools.host.Cgroups.describe(); None: not probed
     cgroup_gap: str = ""  # what is missing from the per-student cgroups ("" where they are complete)
+    python_release: str = "final"  # sys.version_info.releaselevel and serial: "candidate1" for 3.11.0rc1
 
 
 @dataclass(frozen=True)
@@ -190,6 +209,16 @@ def required_python() -> tuple[int, int]:
 def check_python(m: Machine, required: tuple[int, int]) -> Check:
     shown = ".".join(map(str, m.python))
     need = "{}.{}".format(*required)
+    if m.python[:2] >= required and m.python_release != "final":
+        shown += {"alpha": "a", "beta": "b", "candidate": "rc"}.get(m.python_release.rstrip("0123456789"), "?")
+        shown += m.python_release.lstrip("abcdefghijklmnopqrstuvwxyz")
+        return Check(
+            "python",
+            Severity.FAIL,
+            f"{shown} ({m.executable}) is a pre-release: the pinned wheels need a final Python (torch 2.13 calls "
+            "APIs that 3.11's release candidates lack, and its failures would be blamed on your code)",
+            FIX_PRERELEASE.format(need=need),
+        )
     if m.python[:2] >= required:
         return Check("python", Severity.OK, f"{shown} ({m.executable}), needs >= {need}")
     return Check(
@@ -352,13 +381,20 @@ def userns_fix(m: Machine) -> str:
 
 def bwrap_fix(m: Machine) -> str:
     """What lets bwrap start where it is installed but fails."""
-    if m.bwrap_error and "--size" in m.bwrap_error:
+    if bwrap_lacks_size(m.bwrap_error):
         return FIX_BWRAP_VERSION
+    if m.bwrap_error and BWRAP_LOOPBACK_MESSAGE in m.bwrap_error:
+        return FIX_BWRAP_NET_ADMIN
     if m.euid != 0:
         return userns_fix(m)
     if m.in_container:
         return FIX_BWRAP_IN_CONTAINER
     return "check that the kernel allows new namespaces (sysctl user.max_user_namespaces, dmesg)"
+
+
+def bwrap_lacks_size(error: str | None) -> bool:
+    """Whether bwrap's answer to BWRAP_PROBE means only that it predates ``--size`` (bubblewrap < 0.8)."""
+    return bool(error) and any(msg in error for msg in BWRAP_NO_SIZE_MESSAGES)
 
 
 def isolation_level(m: Machine) -> str:
@@ -486,8 +522,12 @@ def probe_installed(pins: Iterable[Pin]) -> dict[str, str]:
 
 def probe_basics(pins: Sequence[Pin]) -> Machine:
     """Python and the installed pins: what :func:`blocking_checks` needs (milliseconds, no torch import)."""
+    v = sys.version_info
     return Machine(
-        python=tuple(sys.version_info[:3]), executable=_shown(Path(sys.executable)), installed=probe_installed(pins)
+        python=tuple(v[:3]),
+        executable=_shown(Path(sys.executable)),
+        installed=probe_installed(pins),
+        python_release="final" if v.releaselevel == "final" else f"{v.releaselevel}{v.serial}",
     )
 
 
@@ -561,6 +601,22 @@ BWRAP_PROBE = [
 ]
 
 
+def read_bwrap_probe(run) -> dict[str, object]:
+    """bwrap_error and bwrap_no_size from BWRAP_PROBE, run by ``run(cmd, timeout=...) -> (status, output)``.
+
+    A bwrap that predates --size (Ubuntu 22.04's 0.6.1 says so in words of its own) is asked again without it, as
+    grader/instructor/sandbox.py then starts it: where that also fails, the second answer is the reason, not --size.
+    """
+    error = _first_error(*run(BWRAP_PROBE, timeout=10))
+    if not bwrap_lacks_size(error):
+        return {"bwrap_error": error}
+    i = BWRAP_PROBE.index("--size")
+    without = _first_error(*run(BWRAP_PROBE[:i] + BWRAP_PROBE[i + 2 :], timeout=10))  # as the sandbox does
+    if without is None:
+        return {"bwrap_error": error, "bwrap_no_size": True}
+    return {"bwrap_error": without}
+
+
 def _unprivileged(cmd: list[str], tools: frozenset[str]) -> list[str]:
     if os.geteuid() == 0 and "setpriv" in tools:
         return ["setpriv", f"--reuid={PROBE_UID}", f"--regid={PROBE_UID}", "--clear-groups", *cmd]
@@ -578,10 +634,8 @@ def probe_isolation(tools: frozenset[str]) -> dict[str, object]:
     cgroups = cgroup_setup()  # as batch grading does: prepares /sys/fs/cgroup/dripstone where it may
     facts["cgroup_budget"], facts["cgroup_gap"] = cgroups.describe(), cgroups.why
     if "bwrap" in tools:
-        facts["bwrap_error"] = error = _first_error(*_run(BWRAP_PROBE, timeout=10))
-        if error and "--size" in error:  # grader/instructor/sandbox.py then starts bwrap without it
-            i = BWRAP_PROBE.index("--size")
-            facts["bwrap_no_size"] = _first_error(*_run(BWRAP_PROBE[:i] + BWRAP_PROBE[i + 2 :], timeout=10)) is None
+        facts.update(read_bwrap_probe(_run))
+
     if "unshare" in tools:
         facts["userns_error"] = _first_error(*_run(_unprivileged(["unshare", "--user", "true"], tools), timeout=10))
     else:

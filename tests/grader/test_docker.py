@@ -264,7 +264,7 @@ def test_release_candidate_ubuntu_python_would_be_refused():
 
 
 def test_image_has_gpp_for_the_cuda_cpu_executor():
-    """Without a GPU, .cu correctness runs on the CPU executor, which compiles with g++ (issue 30: 33 points pending)."""
+    """Without a GPU, .cu correctness runs on the CPU executor, compiled with g++ (issue 30: 33 points pending)."""
     assert _installs_package("g++"), "apt-get install g++ in docker/Dockerfile"
     assert "g++" in DOCKER_README.read_text()
 

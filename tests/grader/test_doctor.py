@@ -85,6 +85,20 @@ def test_old_python_fails_with_the_command_that_fixes_it():
     assert doctor.check_python(laptop(), REQUIRED).status is Severity.OK
 
 
+def test_release_candidate_python_fails_before_grading():
+    """Ubuntu 22.04's python3.11 is 3.11.0rc1: torch 2.13 fails on it, blamed on the learner's line (issue 30)."""
+    rc1 = laptop(python=(3, 11, 0), python_release="candidate1")
+    check = doctor.check_python(rc1, REQUIRED)
+    assert check.status is Severity.FAIL and "3.11.0rc1" in check.detail and "pre-release" in check.detail
+    assert "final" in check.fix and "make env PYTHON=" in check.fix
+    assert doctor.blocking_checks(rc1, PINS, REQUIRED)[0] == check  # `make grade` stops on it
+    beta = laptop(python=(3, 13, 0), python_release="beta2")
+    assert doctor.check_python(beta, REQUIRED).detail.startswith("3.13.0b2")
+    basics = doctor.probe_basics(PINS)
+    assert basics.python_release == ("final" if sys.version_info.releaselevel == "final" else basics.python_release)
+    assert doctor.Machine(python=(3, 11, 7), executable="python", installed={}).python_release == "final"
+
+
 def test_pinned_version_with_local_label_is_ok_and_drift_warns():
     assert doctor.check_pin(laptop(), PINS[0], has_gpu=False).status is Severity.OK  # 2.13.0+cpu
     drift = doctor.check_pin(laptop(installed={"triton": "3.8.0"}), PINS[1], has_gpu=False)
@@ -228,6 +242,69 @@ def test_bubblewrap_without_size_still_isolates_and_says_who_caps_tmp():
     assert checks["isolation"].detail.startswith("available: bwrap")
     assert checks["isolation"].fix == doctor.FIX_BWRAP_VERSION
     assert doctor.isolation_level(laptop(euid=0, bwrap_error="bwrap: Unknown option --size")) == "setpriv"
+
+
+# What bwrap answers doctor.BWRAP_PROBE with, recorded by running each distribution's own bwrap as root:
+# Ubuntu 22.04's 0.6.1-1ubuntu0.3, Debian 12's 0.8.0, Ubuntu 24.04's 0.9.0-1ubuntu0.3 (its root, chroot),
+# with the capability named dropped from the bounding set (setpriv --bounding-set -net_admin / -sys_admin).
+BWRAP_061_SIZE = "bwrap: --perms must be followed by an option that creates a file"  # 0.6.1 has no --size
+BWRAP_NO_NET_ADMIN = "bwrap: loopback: Failed RTM_NEWADDR: No child processes"  # 0.6.1, 0.8.0, 0.9.0
+BWRAP_NO_SYS_ADMIN = "bwrap: Creating new namespace failed: Operation not permitted"  # 0.6.1, 0.8.0, 0.9.0
+BWRAP_090_NO_USERNS = ("bwrap: No permissions to create new namespace, likely because the kernel does not allow "
+                       "non-privileged user namespaces. See <https://deb.li/bubblewrap> or "
+                       "<file:///usr/share/doc/bubblewrap/README.Debian.gz>.")  # 0.9.0 as uid 65534
+
+
+def bwrap_answers(with_size: str | None, without_size: str | None):
+    """A fake ``_run`` for BWRAP_PROBE: the first answer with --size, the second without (None: it starts)."""
+    seen = []
+
+    def run(cmd, timeout=0):
+        seen.append(cmd)
+        answer = with_size if "--size" in cmd else without_size
+        return (0, "") if answer is None else (1, answer)
+
+    return run, seen
+
+
+@pytest.mark.parametrize(
+    ("version", "with_size", "without_size", "facts", "fix"),
+    [
+        ("0.6.1 all caps", BWRAP_061_SIZE, None, {"bwrap_error": BWRAP_061_SIZE, "bwrap_no_size": True},
+         doctor.FIX_BWRAP_VERSION),
+        # compose's old SYS_ADMIN alone: 0.6.1 fails on --perms/--size first, then on the loopback; the loopback is
+        # the reason, and a newer bwrap fixes nothing (issue 30)
+        ("0.6.1 SYS_ADMIN only", BWRAP_061_SIZE, BWRAP_NO_NET_ADMIN, {"bwrap_error": BWRAP_NO_NET_ADMIN},
+         doctor.FIX_BWRAP_NET_ADMIN),
+        ("0.8.0/0.9.0 SYS_ADMIN only", BWRAP_NO_NET_ADMIN, BWRAP_NO_NET_ADMIN, {"bwrap_error": BWRAP_NO_NET_ADMIN},
+         doctor.FIX_BWRAP_NET_ADMIN),
+        ("0.9.0 no caps", BWRAP_NO_SYS_ADMIN, BWRAP_NO_SYS_ADMIN, {"bwrap_error": BWRAP_NO_SYS_ADMIN},
+         doctor.FIX_BWRAP_IN_CONTAINER),
+        ("0.8.0 all caps", None, None, {"bwrap_error": None}, ""),
+    ],
+)
+def test_bwrap_probe_reads_the_real_messages_of_each_bubblewrap(version, with_size, without_size, facts, fix):
+    run, seen = bwrap_answers(with_size, without_size)
+    assert doctor.read_bwrap_probe(run) == facts, version
+    assert "--size" in seen[0] and all("--size" not in c and "--perms" in c for c in seen[1:])
+    m = laptop(euid=0, in_container=True, userns_error="unshare: Operation not permitted", **facts)
+    checks = by_name(doctor.check_isolation(m))
+    if fix:
+        assert checks["bwrap"].fix == fix, version
+    else:
+        assert checks["bwrap"].status is Severity.OK and checks["isolation"].detail.startswith("available: bwrap")
+    if fix == doctor.FIX_BWRAP_NET_ADMIN:
+        assert checks["isolation"].detail.startswith("partial: setpriv") and "NET_ADMIN" in checks["isolation"].fix
+    if version == "0.6.1 all caps":
+        assert checks["isolation"].detail.startswith("available: bwrap")
+
+
+def test_bwrap_fix_in_a_container_names_every_capability_compose_grants():
+    for cap in ("SYS_ADMIN", "NET_ADMIN", "seccomp=unconfined", "apparmor=unconfined"):
+        assert cap in doctor.FIX_BWRAP_IN_CONTAINER
+    unpriv = laptop(euid=65534, bwrap_error=BWRAP_090_NO_USERNS, userns_error=BWRAP_090_NO_USERNS,
+                    sysctls={"kernel/apparmor_restrict_unprivileged_userns": "1"})
+    assert "apparmor_restrict_unprivileged_userns=0" in by_name(doctor.check_isolation(unpriv))["bwrap"].fix
 
 
 def test_user_namespaces_are_not_needed_when_bwrap_runs_as_root():
