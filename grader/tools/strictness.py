@@ -18,8 +18,8 @@
               for floats (``exact float``, ``floats are exact``, ``bit-exact``, ``exactly 0.0``, ``compared
               with ==``, ``exactly representable``): a README that only gives a tolerance makes ``==`` stricter.
 ``wording``   an error message held to one wording beyond the argument's name: ``pytest.raises(...,
-              match=...)`` whose pattern is more than one identifier, and ``assert "<two words or more>" in
-              str(err)``-style checks.
+              match=...)`` whose pattern is more than one identifier or a word the README never gives, and
+              ``assert "<two words or more>" in str(err)``-style checks.
 ``stride``    a comparison with ``.stride()`` (torch's choice for size-0/size-1 dimensions changes nothing
               observable) where the README does not say which strides such dimensions get (``size-1``/
               ``size 1`` near ``stride``).
@@ -245,8 +245,9 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path, readme: str 
                 for k in node.keywords:
                     if k.arg == "match":
                         words = _message_words(k.value)
-                        if words is None or not _IDENT.match(words):
-                            add(node, "wording")
+                        if words is None or not _IDENT.match(words) or (
+                                words.strip("\\b").lower() not in readme_text):
+                            add(node, "wording")  # a phrase, or a word the README never gives
             elif name == "hasattr" or (name == "signature" and isinstance(node.func, ast.Attribute)
                                        and ast.unparse(node.func.value) == "inspect"):
                 add(node, "name")

@@ -53,6 +53,8 @@ def test_floats_ok(got):
 def test_wording(fn):
     with pytest.raises(ValueError, match="must be a positive int"):
         fn(-1)
+    with pytest.raises(ValueError, match="overflow"):
+        fn(-3)
     try:
         fn(-2)
     except ValueError as err:
@@ -93,7 +95,7 @@ def edges(draw):
 '''
 
 
-def _tree(tmp_path, readme: str = ""):
+def _tree(tmp_path, readme: str = "Bad arguments raise ValueError naming the argument (`n_layers`)."):
     tests, solutions = tmp_path / "tests", tmp_path / "solutions"
     (tests / "l99_demo").mkdir(parents=True)
     (tests / "l99_demo" / "test_demo.py").write_text(TESTS)
@@ -120,13 +122,14 @@ def test_each_kind_found_and_legitimate_cases_not(tmp_path):
     floats = _lines(found, "float")
     assert floats == ["assert got == 0.5", 'assert got["r"] == 1 / 3', 'assert_number(got, 0.5, "f()", rel=0)']
     assert _lines(found, "wording") == ['with pytest.raises(ValueError, match="must be a positive int"):',
+                                        'with pytest.raises(ValueError, match="overflow"):',
                                         'assert "must be positive" in str(err)']
     assert _lines(found, "stride") == ["assert got == want", "assert t.view(2, 3).stride() == (3, 1)"]
     assert _lines(found, "name") == ['assert type(err).__name__ == "NoFreeBlocks"',
                                      'assert type(err).__name__ == "PoolExhausted"',
                                      "assert len(inspect.signature(fn).parameters) == 4",
                                      'assert hasattr(fn, "reset")']
-    assert strictness.counts(found)["by_kind"] == {"dict": 6, "float": 3, "wording": 2, "stride": 2, "name": 4}
+    assert strictness.counts(found)["by_kind"] == {"dict": 6, "float": 3, "wording": 3, "stride": 2, "name": 4}
 
 
 def test_readme_rules_make_a_kind_legitimate(tmp_path):
@@ -147,9 +150,9 @@ def test_command_line_table_and_json(tmp_path, capsys):
     tests, solutions = _tree(tmp_path)
     assert strictness.main(["l99", "--tests", str(tests), "--solutions", str(solutions)]) == 0
     out = capsys.readouterr().out
-    assert "tests/l99_demo/test_demo.py:" in out and "per kind: dict 6, float 3, wording 2, stride 2, name 4" in out
+    assert "tests/l99_demo/test_demo.py:" in out and "per kind: dict 6, float 3, wording 3, stride 2, name 4" in out
     assert strictness.main(["l99_demo", "--json", "--tests", str(tests), "--solutions", str(solutions)]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["total"] == 17 and data["by_unit"] == {"l99_demo": {"dict": 6, "float": 3, "wording": 2,
+    assert data["total"] == 18 and data["by_unit"] == {"l99_demo": {"dict": 6, "float": 3, "wording": 3,
                                                                      "stride": 2, "name": 4}}
     assert {"unit", "file", "line", "kind", "code"} <= set(data["findings"][0])
