@@ -38,6 +38,15 @@ def ev(pci, xid, pid=None, name=None):
 # ---- oracles -----------------------------------------------------------------------------------
 
 
+def named_records(got: object, want: dict) -> object:
+    """``{key: record}``: the keys are data (exact), each record is read on the fields the contract names
+    (an extra field in the learner's record is not a mistake)."""
+    if not isinstance(got, dict):
+        return got
+    return {k: {f: v[f] for f in want[k] if f in v} if isinstance(v, dict) and isinstance(want.get(k), dict) else v
+            for k, v in got.items()}
+
+
 def oracle_z(xs):
     """Modified z of Iglewicz & Hoaglin, written from sorted lists (no statistics.median)."""
     def med(v):
@@ -118,10 +127,12 @@ TRIAGE = {
        hint="Xid 31 is an MMU fault (the app), 74 is NVLink (reset), 48/95 are uncorrectable ECC (drain).")
 def test_triage_xid_fixture():
     got = triage_xid(DMESG, PCI_TO_GPU)
-    assert got == TRIAGE, (f"triage_xid(<dmesg fixture>, <nvidia-smi bus ids>) = {got}, expected {TRIAGE} "
-                           f"(most severe action per GPU; bus ids compared case-insensitively, without .0)")
+    assert named_records(got, TRIAGE) == TRIAGE, (
+        f"triage_xid(<dmesg fixture>, <nvidia-smi bus ids>) = {got}, expected {TRIAGE} "
+        f"(most severe action per GPU; bus ids compared case-insensitively, without .0)")
     lower = {f"0000:{k[9:11].lower()}:00": v for k, v in PCI_TO_GPU.items()}
-    assert triage_xid(DMESG, lower) == TRIAGE, "triage_xid must accept kernel-style keys 0000:18:00 too"
+    assert named_records(triage_xid(DMESG, lower), TRIAGE) == TRIAGE, (
+        "triage_xid must accept kernel-style keys 0000:18:00 too")
 
 
 ACTIONS = ("app", "monitor", "investigate", "reset_gpu", "drain_node")
@@ -148,7 +159,7 @@ def test_triage_xid_order_free(events, seed):
     want = {g: {"action": max((KNOWN.get(x, "investigate") for x in xs), key=ACTIONS.index), "xids": sorted(xs)}
             for g, xs in want.items()}
     got = triage_xid(text, PCI_TO_GPU)
-    assert got == want, f"triage_xid on events {events} (shuffled) = {got}, expected {want}"
+    assert named_records(got, want) == want, f"triage_xid on events {events} (shuffled) = {got}, expected {want}"
 
 
 @grade(triage_xid, "correctness", points=1, validation=True,
@@ -300,7 +311,8 @@ def test_find_straggler_worked_numbers():
     assert got["culprit"] == 4 and got["confirmed"] is True and math.isclose(got["z"], 22.2585, rel_tol=1e-12), (
         f"find_straggler({COMPUTE}, {WAIT}) = {got}, expected culprit 4, z 22.2585, confirmed True")
     got = find_straggler([80, 80, 80, 130], [50, 50, 50, 0])
-    assert got == {"culprit": 3, "z": math.inf, "confirmed": True}, (
+    named = {k: got.get(k) for k in ("culprit", "z", "confirmed")} if isinstance(got, dict) else got
+    assert named == {"culprit": 3, "z": math.inf, "confirmed": True}, (
         f"find_straggler([80, 80, 80, 130], [50, 50, 50, 0]) = {got}, expected culprit 3, z inf (MAD 0), confirmed")
     waits_longest = [50, 48, 51, 49, 60, 50, 47, 52]
     got = find_straggler(COMPUTE, waits_longest)
@@ -344,7 +356,7 @@ def test_nccl_hang_report_fixture():
     got = nccl_hang_report(NCCL_LOGS)
     want = {COMM_A: {"last_op": 500, "collective": "AllReduce", "lagging": [7], "mismatch": [5]},
             COMM_B: {"last_op": 4, "collective": "Broadcast", "lagging": [7], "mismatch": []}}
-    assert got == want, f"nccl_hang_report(<8 rank logs>) = {got}, expected {want}"
+    assert named_records(got, want) == want, f"nccl_hang_report(<8 rank logs>) = {got}, expected {want}"
 
 
 @grade(nccl_hang_report, "correctness", points=3,
@@ -370,8 +382,8 @@ def test_nccl_hang_report_planted(n, data):
     want = {"0xabc": {"last_op": top, "collective": "AllReduce", "lagging": sorted(behind),
                       "mismatch": [odd] if odd is not None else []}}
     got = nccl_hang_report(logs)
-    assert got == want, (f"nccl_hang_report on planted logs (behind {sorted(behind)}, odd {odd}) = {got}, "
-                         f"expected {want}")
+    assert named_records(got, want) == want, (
+        f"nccl_hang_report on planted logs (behind {sorted(behind)}, odd {odd}) = {got}, expected {want}")
 
 
 @grade(nccl_hang_report, "correctness", points=1, validation=True,
