@@ -108,7 +108,7 @@ def reference_timeline(ready_s, sizes, cap, world, alpha, beta, first=None) -> d
 
 
 def assert_timeline(got: dict, want: dict, call: str, rel: float = 1e-12) -> None:
-    assert isinstance(got, dict) and set(got) == set(want), (
+    assert isinstance(got, dict) and set(want) <= set(got), (
         f"{call} returned keys {sorted(got) if isinstance(got, dict) else got!r}, expected {sorted(want)}")
     assert got["buckets"] == want["buckets"], f"{call}['buckets'] = {got['buckets']}, expected {want['buckets']}"
     for b, n in enumerate(want["bucket_bytes"]):
