@@ -190,7 +190,7 @@ def test_schedule_rejects_bad_arguments(args, name):
 # ---- megatron_groups ---------------------------------------------------------------------------
 
 
-def groups_of(got: object, rank: int, call: str) -> dict[str, tuple[int, ...]]:
+def named_groups(got: object, rank: int, call: str) -> dict[str, tuple[int, ...]]:
     assert isinstance(got, dict) and rank in got, f"{call}: expected a dict keyed by every rank, missing rank {rank}"
     entry = got[rank]
     assert isinstance(entry, dict) and {"tp", "pp", "dp"} <= set(entry), (
@@ -204,11 +204,11 @@ def groups_of(got: object, rank: int, call: str) -> dict[str, tuple[int, ...]]:
 def test_groups_worked_example():
     """TP=8, DP=2, PP=4 (64 ranks): TP groups are 8 consecutive ranks, DP stride 8, PP stride 16."""
     got = megatron_groups(64, 8, 4)
-    g = groups_of(got, 13, "megatron_groups(64, 8, 4)")
+    g = named_groups(got, 13, "megatron_groups(64, 8, 4)")
     want = {"tp": tuple(range(8, 16)), "dp": (5, 13), "pp": (13, 29, 45, 61)}
     for kind, ranks in want.items():
         assert g[kind] == ranks, f"megatron_groups(64, 8, 4)[13][{kind!r}] = {g[kind]}, expected {ranks}"
-    assert groups_of(got, 0, "megatron_groups(64, 8, 4)") == {
+    assert named_groups(got, 0, "megatron_groups(64, 8, 4)") == {
         "tp": tuple(range(8)),
         "dp": (0, 8),
         "pp": (0, 16, 32, 48),
@@ -232,7 +232,7 @@ def test_groups_closed_form(tp, pp, dp):
             "dp": tuple(q * tp * dp + j * tp + r for j in range(dp)),
             "pp": tuple(k * tp * dp + d * tp + r for k in range(pp)),
         }
-        assert groups_of(got, rank, call) == want, f"{call}[{rank}] = {got[rank]}, expected {want}"
+        assert named_groups(got, rank, call) == want, f"{call}[{rank}] = {got[rank]}, expected {want}"
 
 
 @grade(megatron_groups, "correctness", points=1,
