@@ -25,7 +25,7 @@ FORBIDDEN_DIRS = ("solutions", "kernels_ref", "known_wrong", "known_right")
 # The top-level grader/nbgrader_*.py are aliases of grader/instructor/: left out with it.
 GRADER_SKIP = shutil.ignore_patterns(
     "__pycache__", "*.pyc", "instructor", "corpus.py", "known.py", "bench_batch.py", "bench_course.py",
-    "nbgrader_*.py", "BATCH.md", "NBGRADER.md",
+    "nbgrader_*.py", "BATCH.md", "NBGRADER.md", "THREAT_MODEL.md",
 )
 SOLUTION_MARKER = "BEGIN SOLUTION"  # "### BEGIN SOLUTION" in Python, "// BEGIN SOLUTION" in CUDA
 
@@ -131,7 +131,8 @@ def build(out: Path, root: Path = REPO_ROOT) -> Release:
     shutil.copytree(root / "grader", out / "grader", ignore=GRADER_SKIP)
     for unit in units:
         shutil.copytree(root / "tests" / unit, out / "tests" / unit, ignore=SKIP)
-    for name in ("pyproject.toml", "requirements.txt", "CONVENTIONS.md"):  # the unit READMEs link CONVENTIONS.md
+    # the unit READMEs link CONVENTIONS.md; the Chinese ones use GLOSSARY.md's terms (术语表)
+    for name in ("pyproject.toml", "requirements.txt", "CONVENTIONS.md", "GLOSSARY.md"):
         shutil.copy2(root / name, out / name)
     (out / "Makefile").write_text(STUDENT_MAKEFILE)
     (out / "README.md").write_text(STUDENT_README.format(units=", ".join(units), timeout=timeout.DEFAULT_S))

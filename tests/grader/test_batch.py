@@ -328,6 +328,8 @@ def test_release_holds_no_solution_and_refuses_a_leak(tmp_path):
     names = {p.name for p in built.out.iterdir()}
     assert {"exercises", "grader", "tests", "Makefile", "README.md", "requirements.txt"} <= names
     assert not names & {"solutions", "kernels_ref", "docker", "CONTRIBUTING.md"}
+    assert "GLOSSARY.md" in names and (built.out / "grader" / "locale" / "zh.po").is_file(), "Chinese ships too"
+    assert not (built.out / "grader" / "THREAT_MODEL.md").exists(), "the open holes stay with the instructors"
     assert not list(built.out.rglob("known_wrong")) and not list(built.out.rglob("known_right"))
     assert UNIT in built.units and (built.out / "tests" / UNIT / "test_kernels.py").is_file()
     leak = built.out / "exercises" / UNIT / "leak.py"
