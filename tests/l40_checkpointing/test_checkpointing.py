@@ -180,7 +180,7 @@ def oracle_run(work: float, tau: float, c: float, r: float, failures: list[float
 
 def check_run(got: object, want: dict[str, float], call: str) -> None:
     assert isinstance(got, dict), f"{call} returned {type(got).__name__}, expected a dict with keys {sorted(want)}"
-    assert set(got) == set(want), f"{call} has keys {sorted(got)}, expected {sorted(want)}"
+    assert set(want) <= set(got), f"{call} has keys {sorted(got)}, missing {sorted(set(want) - set(got))}"
     for key, value in want.items():
         assert_number(got[key], value, f"{call}[{key!r}]", rel=1e-9, abs_tol=1e-6)
 
@@ -281,7 +281,8 @@ def test_simulate_run_young_is_the_optimum():
         assert_number(ratio[tau], want[tau], f"mean wall/work at τ = {tau} s over 20 seeds", abs_tol=1e-4, rel=0)
     best = sorted(ratio, key=ratio.get)
     young = optimal_interval(600.0, mtbf)
-    assert young == 7200.0 and best[0] == 7200, f"wall/work by τ: {ratio}; Young's τ = {young} should be the best"
+    assert math.isclose(young, 7200, rel_tol=1e-9) and best[0] == 7200, (
+        f"wall/work by τ: {ratio}; Young's τ = {young} should be the best")
 
 
 @grade(simulate_run, "correctness", points=1, hint="Raise ValueError naming the argument.", validation=True)
