@@ -26,6 +26,16 @@ H100 = GPUS["H100-SXM"]
 ACT = 20 * GiB  # the lecture's "18–22 GB" of activations per GPU, rounded up
 
 
+def named_record(got: object, want: dict) -> object:
+    """The keys the contract names: an extra key in the learner's dict is not a mistake."""
+    return {k: got[k] for k in want if k in got} if isinstance(got, dict) else got
+
+
+def assert_named_parts(got: object, want: dict, what: str, **kw) -> None:
+    """assert_parts on the keys the contract names: an extra key in the learner's dict is not a mistake."""
+    assert_parts({k: got[k] for k in want if k in got} if isinstance(got, dict) else got, want, what, **kw)
+
+
 def dumps(case: str) -> dict[int, str]:
     return {int(p.stem[4:]): p.read_text() for p in sorted((FIXTURES / case).glob("rank*.txt"))}
 
@@ -54,14 +64,14 @@ def ledger(n: int, tp: int, pp: int, dp: int, z: int, w: int = 2, g: int = 2, o:
 def test_plan_static_worked_405b():
     """405B: TP8 PP8 DP16 ZeRO-1 → 30,058,593,756 B = 30.06 GB (the lecture rounds 6.33B first and prints 30.07 GB);
     TP16 PP1 DP64 ZeRO-0 → 405 GB, five H100s' worth."""
-    assert_parts(plan_static_bytes(P405, 8, 8, 16, 1),
-                 {"weights": 12_656_250_000, "grads": 12_656_250_000, "optimizer": 4_746_093_756,
-                  "total": 30_058_593_756},
-                 "plan_static_bytes(405e9, tp=8, pp=8, dp=16, zero_stage=1)", total="total", unit="B")
-    assert_parts(plan_static_bytes(P405, 16, 1, 64, 0),
-                 {"weights": 50_625_000_000, "grads": 50_625_000_000, "optimizer": 303_750_000_000,
-                  "total": 405 * GB},
-                 "plan_static_bytes(405e9, tp=16, pp=1, dp=64, zero_stage=0)", total="total", unit="B")
+    assert_named_parts(plan_static_bytes(P405, 8, 8, 16, 1),
+                       {"weights": 12_656_250_000, "grads": 12_656_250_000, "optimizer": 4_746_093_756,
+                        "total": 30_058_593_756},
+                       "plan_static_bytes(405e9, tp=8, pp=8, dp=16, zero_stage=1)", total="total", unit="B")
+    assert_named_parts(plan_static_bytes(P405, 16, 1, 64, 0),
+                       {"weights": 50_625_000_000, "grads": 50_625_000_000, "optimizer": 303_750_000_000,
+                        "total": 405 * GB},
+                       "plan_static_bytes(405e9, tp=16, pp=1, dp=64, zero_stage=0)", total="total", unit="B")
 
 
 @grade(plan_static_bytes, "correctness", points=3,
@@ -70,9 +80,9 @@ def test_plan_static_worked_405b():
        z=st.sampled_from([0, 1, 2, 3]), w=st.integers(0, 4), o=st.integers(0, 16))
 def test_plan_static_any_plan(n, tp, pp, dp, z, w, o):
     got = plan_static_bytes(n, tp, pp, dp, z, weight_bytes=w, grad_bytes=w, optimizer_bytes=o)
-    assert_parts(got, ledger(n, tp, pp, dp, z, w, w, o),
-                 f"plan_static_bytes({n}, tp={tp}, pp={pp}, dp={dp}, zero_stage={z}, {w}, {w}, {o})",
-                 total="total", unit="B")
+    assert_named_parts(got, ledger(n, tp, pp, dp, z, w, w, o),
+                       f"plan_static_bytes({n}, tp={tp}, pp={pp}, dp={dp}, zero_stage={z}, {w}, {w}, {o})",
+                       total="total", unit="B")
 
 
 @grade(plan_static_bytes, "correctness", points=1, validation=True,
@@ -96,7 +106,7 @@ def verdict(n, gpus, tp, pp, dp, z, act, per_node=8, memory=H100.hbm_bytes) -> d
 
 
 def check_verdict(got, want, call: str) -> None:
-    assert isinstance(got, dict) and set(got) == set(want), (
+    assert isinstance(got, dict) and set(want) <= set(got), (
         f"{call} returned {got!r}; expected a dict with keys {sorted(want)}")
     for key in ("passed", "errors", "warnings"):
         assert got[key] == want[key], f"{call}[{key!r}] = {got[key]!r}, expected {want[key]!r} (full expected: {want})"
@@ -161,7 +171,7 @@ def run_oracle(n, tokens, total, gpus, mfu, peak=H100.bf16_flops, per_node=8, pr
 
 
 def check_run(got, want, call: str) -> None:
-    assert isinstance(got, dict) and set(got) == set(want), f"{call} returned {got!r}; expected keys {sorted(want)}"
+    assert isinstance(got, dict) and set(want) <= set(got), f"{call} returned {got!r}; expected keys {sorted(want)}"
     assert_exact(got["flops_per_step"], want["flops_per_step"], f"{call}['flops_per_step']", why="6·Ψ·tokens")
     assert_exact(got["steps"], want["steps"], f"{call}['steps']", why="ceil(total tokens / tokens per step)")
     for key in ("step_s", "days", "cost"):
@@ -270,7 +280,7 @@ def test_triage_hang_fixtures():
     for case, dumps_, verdict_, suspects, sites in cases:
         got = triage_hang(dumps_)
         want = {"verdict": verdict_, "suspects": suspects, "sites": sites}
-        assert got == want, f"triage_hang({case}) = {got!r}\nexpected {want!r}"
+        assert named_record(got, want) == want, f"triage_hang({case}) = {got!r}\nexpected {want!r}"
 
 
 def stack(function: str, line: int) -> str:
