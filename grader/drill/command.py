@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from grader.drill.template import TOPICS
+from grader.i18n import _
 
 BUILD_PER_TEMPLATE = 40
 
@@ -65,7 +66,7 @@ def _stats(args: argparse.Namespace) -> int:
             text = db.export_csv()
             if args.out:
                 Path(args.out).write_text(text)
-                print(f"wrote {args.out} ({text.count(chr(10)) - 1} answers)")
+                print(_("wrote {path} ({n} answers)").format(path=args.out, n=text.count(chr(10)) - 1))
             else:
                 sys.stdout.write(text)
             return 0
@@ -81,16 +82,17 @@ def _stats(args: argparse.Namespace) -> int:
              "median_s": s.median_s} for s in stats], "boxes": _boxes(cards)}, indent=1))
         return 0
     if not rows:
-        print(f"no drill history yet in {history.db_path()}: run `make drill`")
+        print(_("no drill history yet in {path}: run `make drill`").format(path=history.db_path()))
         return 0
-    print(f"{len(rows)} answers in {sessions} sessions ({history.db_path()})")
+    print(_("{n} answers in {sessions} sessions ({path})").format(n=len(rows), sessions=sessions,
+                                                               path=history.db_path()))
     print("\n".join(history.chart(stats)))
     weak = [s for s in stats if s.accuracy < 1][:3]
     if weak:
-        print("weakest topics: " + ", ".join(f"{s.topic} ({s.accuracy:.0%})" for s in weak) +
+        print(_("weakest topics: ") + ", ".join(f"{_(s.topic)} ({s.accuracy:.0%})" for s in weak) +
               f"  → make drill ARGS=\"{' '.join('--topic ' + s.topic for s in weak)}\"")
-    print("Leitner boxes (1 = comes back next session): " +
-          ", ".join(f"box {b}: {n}" for b, n in sorted(_boxes(cards).items())))
+    print(_("Leitner boxes (1 = comes back next session): ") +
+          ", ".join(_("box {box}: {n}").format(box=b, n=n) for b, n in sorted(_boxes(cards).items())))
     return 0
 
 
@@ -112,7 +114,7 @@ def _build(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out) if args.out else instances.DATA_FILE
     t0 = time.perf_counter()
-    per_topic = instances.build(templates, args.per_template, out)
+    per_topic = instances.build(templates, args.per_template, out)  # in English, whatever the locale
     print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB): {len(templates)} templates × {args.per_template} "
           f"instances in {time.perf_counter() - t0:.1f} s; templates per topic: "
           + ", ".join(f"{k} {v}" for k, v in sorted(per_topic.items())))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 from dataclasses import dataclass
 from functools import cache
@@ -16,6 +17,7 @@ from typing import Any
 
 from grader.drill import live
 from grader.drill.template import Params, Step, Template
+from grader.i18n import LANG_ENV
 
 DATA_FILE = Path(__file__).with_name("bank_data.json.gz")
 FORMAT = 1
@@ -32,8 +34,9 @@ class Instance:
     source: str = "live"  # "live" (solutions/) or "bank" (the data file)
 
     def to_json(self) -> dict[str, Any]:
+        steps = [[s.op, s.label, s.value, s.unit, *([s.args] if s.args else [])] for s in self.steps]
         return {"template": self.template, "params": self.params, "prompt": self.prompt, "answer": self.answer,
-                "steps": [[s.op, s.label, s.value, s.unit] for s in self.steps], "options": list(self.options)}
+                "steps": steps, "options": list(self.options)}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Instance:
@@ -87,9 +90,17 @@ def build(templates: tuple[Template, ...], per_template: int, path: Path = DATA_
     """Precompute ``per_template`` instances of every template into ``path``; returns counts per topic."""
     out: dict[str, list[dict[str, Any]]] = {}
     per_topic: dict[str, int] = {}
-    for t in templates:
-        out[t.id] = [make(t, seed).to_json() for seed in range(per_template)]
-        per_topic[t.topic] = per_topic.get(t.topic, 0) + 1
+    lang = os.environ.get(LANG_ENV)
+    os.environ[LANG_ENV] = "en"  # the file holds the English text; a Chinese session renders it from the params
+    try:
+        for t in templates:
+            out[t.id] = [make(t, seed).to_json() for seed in range(per_template)]
+            per_topic[t.topic] = per_topic.get(t.topic, 0) + 1
+    finally:
+        if lang is None:
+            os.environ.pop(LANG_ENV, None)
+        else:
+            os.environ[LANG_ENV] = lang
     text = json.dumps({"format": FORMAT, "per_template": per_template, "instances": out}, sort_keys=True,
                       separators=(",", ":"))
     with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as f:

@@ -26,6 +26,7 @@ from grader.drill import bank, instances, live, rubric, select, units
 from grader.drill.instances import Instance
 from grader.drill.store import Store
 from grader.drill.template import Design, Template, run_total
+from grader.i18n import _, language
 
 MOCK_MINUTES = 45
 MOCK_QUESTIONS = 12
@@ -91,8 +92,9 @@ class Terminal:
     def ask_block(self, prompt: str) -> str | None:
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
         self.say(prompt)
-        self.say("  Type your answer; a line with a single '.' ends it" +
-                 (f" (or type 'e' alone to write it in {editor})." if editor else "."))
+        self.say(_("  Type your answer; a line with a single '.' ends it (or type 'e' alone to write it in "
+                   "{editor}).").format(editor=editor) if editor else
+                 _("  Type your answer; a line with a single '.' ends it."))
         lines: list[str] = []
         while True:
             line = self.ask("  | ")
@@ -124,7 +126,8 @@ class _Prefetch:
         try:
             box["v"] = instances.draw(t, self.rng)
         except Exception as exc:  # a broken solution or bank entry skips its question, not the session
-            box["v"] = f"{t.id} skipped: drawing an instance raised {type(exc).__name__}: {exc}"
+            box["v"] = _("{id} skipped: drawing an instance raised {error}").format(
+                id=t.id, error=f"{type(exc).__name__}: {exc}")
 
     def get(self, i: int) -> Instance | str | None:
         """Instance ``i`` (called for 0, 1, 2, ... in order); starts drawing ``i + 1``."""
@@ -180,7 +183,7 @@ class Scripted:
 
     def ask(self, prompt: str, clock: Clock | None = None) -> str | None:
         answer = next(self.lines, None)
-        self.say(f"{prompt}{answer if answer is not None else '(no more answers)'}")
+        self.say(f"{prompt}{answer if answer is not None else _('(no more answers)')}")
         return answer
 
     def ask_block(self, prompt: str) -> str | None:
@@ -217,9 +220,9 @@ class Session:
         clock = Clock(minutes, self.now)
         self._header(sid, len(chosen), len(designs), minutes, source, seed)
         if not chosen and not designs:
-            self.io.say(f"no question to ask: no template {'of ' + ', '.join(o.topics) + ' ' if o.topics else ''}"
-                        "has a solution in solutions/ or instances in the bank data file (python -m grader drill "
-                        "build writes it)")
+            self.io.say(_("no question to ask: no template of {topics} has a solution in solutions/ or instances in "
+                          "the bank data file (python -m grader drill build writes it)").format(
+                topics=", ".join(o.topics) if o.topics else _("any topic")))
         reserve = sum(d.minutes for d in designs) * 60 if o.mock else 0.0
         stopped = self._numeric(chosen, rng, clock, sid, reserve)
         if not stopped:
@@ -232,19 +235,22 @@ class Session:
 
     # --- numeric, choice and ordering questions ----------------------------------------------------------
     def _header(self, sid: int, n: int, k: int, minutes: float | None, source: str, seed: int) -> None:
-        what = f"{n} question{'s' * (n != 1)}" + (f" + {k} system design{'s' * (k != 1)}" if k else "")
-        limit = f", {minutes:g} minutes" if minutes else ""
-        served = "the course's solution functions" if source == "live" else "the precomputed bank"
-        self.io.say(f"Drill session {sid} ({'mock interview, ' if self.options.mock else ''}{what}{limit}; "
-                    f"answers from {served}; seed {seed})")
-        self.io.say("Type answers with units (140 GB, 2.5 ms, 38.4 days, 3/19); Enter skips, q quits.")
+        what = (_("{n} question") if n == 1 else _("{n} questions")).format(n=n)
+        if k:
+            what += (_(" + {k} system design") if k == 1 else _(" + {k} system designs")).format(k=k)
+        limit = _(", {minutes} minutes").format(minutes=f"{minutes:g}") if minutes else ""
+        served = _("the course's solution functions") if source == "live" else _("the precomputed bank")
+        mock = _("mock interview, ") if self.options.mock else ""
+        self.io.say(_("Drill session {sid} ({mock}{what}{limit}; answers from {served}; seed {seed})").format(
+            sid=sid, mock=mock, what=what, limit=limit, served=served, seed=seed))
+        self.io.say(_("Type answers with units (140 GB, 2.5 ms, 38.4 days, 3/19); Enter skips, q quits."))
 
     def _numeric(self, chosen: list[Template], rng: random.Random, clock: Clock, sid: int, reserve: float) -> bool:
         """Ask the templates in order; True when the candidate quit (or the answers ran out)."""
         drawn = _Prefetch(chosen, rng)
         for i, t in enumerate(chosen, 1):
             if clock.over(reserve):
-                self.io.say(f"\n{clock.label()}  time is up for questions.")
+                self.io.say("\n" + _("{clock}  time is up for questions.").format(clock=clock.label()))
                 return False
             inst = drawn.get(i - 1)
             if not isinstance(inst, Instance):
@@ -259,19 +265,21 @@ class Session:
 
     def _ask(self, t: Template, inst: Instance, where: str, clock: Clock, sid: int) -> bool:
         """One question: prompt, answer, verdict, derivation, history; False when the candidate quit."""
-        self.io.say(f"\n{clock.label()}  {where} · {t.topic} · difficulty {t.difficulty} · {t.id}")
-        self.io.say(_wrap(inst.prompt))
+        self.io.say("\n" + _("{clock}  {where} · {topic} · difficulty {difficulty} · {id}").format(
+            clock=clock.label(), where=where, topic=_(t.topic), difficulty=t.difficulty, id=t.id))
+        self.io.say(_wrap(shown_prompt(t, inst)))
         for j, opt in enumerate(inst.options):
-            self.io.say(f"   {units.LETTERS[j]}) {opt}")
-        hint = {"choice": "a letter", "order": "the letters in order"}.get(t.kind) or \
-            f"e.g. in {', '.join(t.accept[:3]) or 'a number'}"
+            self.io.say(f"   {units.LETTERS[j]}) {_(opt)}")
+        hint = {"choice": _("a letter"), "order": _("the letters in order")}.get(t.kind) or \
+            _("e.g. in {units}").format(units=", ".join(t.accept[:3]) or _("a number"))
         start = clock.elapsed()
-        typed = self.io.ask(f"[{clock.label()}] answer ({hint}) > ", clock)
+        typed = self.io.ask(_("[{clock}] answer ({hint}) > ").format(clock=clock.label(), hint=hint), clock)
         seconds = clock.elapsed() - start
         if typed is None or typed.strip().lower() in QUIT:
             return False
         skipped = typed.strip().lower() in SKIP
-        verdict = units.Verdict("skipped", f"skipped: the answer is {_expected(t, inst)}") if skipped \
+        verdict = units.Verdict("skipped", _("skipped: the answer is {answer}").format(answer=_expected(t, inst))) \
+            if skipped \
             else _judge(t, inst, typed)
         self.io.say(f"  {'✓' if verdict.right else '✗'} {verdict.message}  ({seconds:.0f} s)")
         self._derivation(t, inst)
@@ -282,46 +290,51 @@ class Session:
         self.store.record(sid, {**row, "detail": {"source": inst.source}})
         card = self.store.card(t.id)
         assert card is not None
-        back = "next session" if card.box == 1 else f"in {card.due - sid} sessions"
-        self.io.say(f"  (Leitner: {f'box {before.box}' if before else 'new'} → box {card.box}, comes back {back})")
+        back = _("next session") if card.box == 1 else _("in {n} sessions").format(n=card.due - sid)
+        was = _("box {box}").format(box=before.box) if before else _("new")
+        self.io.say(_("  (Leitner: {was} → box {box}, comes back {back})").format(was=was, box=card.box, back=back))
         self.results.append(row)
         return True
 
     def _derivation(self, t: Template, inst: Instance) -> None:
-        self.io.say(f"  Derivation{f' ({t.source})' if t.source else ''}:")
+        self.io.say(_("  Derivation ({source}):").format(source=_(t.source)) if t.source else _("  Derivation:"))
         for s in inst.steps:
             op = {"=": " "}.get(s.op, s.op)
-            self.io.say(f"    {op} {units.show(s.value, s.unit):>18}   {s.label}")
+            self.io.say(f"    {op} {units.show(s.value, s.unit):>18}   {s.text()}")
         if t.kind == "numeric":
-            self.io.say(f"    = {units.fmt(run_total(inst.steps), t.unit_of_answer, t.accept):>18}   "
-                        f"(the graded {t.solution[0]}/{t.solution[1]}.py::{t.solution[2]})")
-        self.io.say(f"  Lecture: {t.lecture}")
+            self.io.say(f"    = {units.fmt(run_total(inst.steps), t.unit_of_answer, t.accept):>18}   " +
+                        _("(the graded {function})").format(
+                            function=f"{t.solution[0]}/{t.solution[1]}.py::{t.solution[2]}"))
+        self.io.say(_("  Lecture: {url}").format(url=t.lecture))
 
     # --- system design -----------------------------------------------------------------------------------
     def _design(self, d: Design, i: int, k: int, clock: Clock, sid: int) -> bool:
-        self.io.say(f"\n{clock.label()}  System design {i}/{k} · {d.topic} · about {d.minutes} minutes · {d.id}")
+        self.io.say("\n" + _("{clock}  System design {i}/{k} · {topic} · about {minutes} minutes · {id}").format(
+            clock=clock.label(), i=i, k=k, topic=_(d.topic), minutes=d.minutes, id=d.id))
         start = clock.elapsed()
-        text = self.io.ask_block(_wrap(d.prompt))
+        text = self.io.ask_block(_wrap(_(d.prompt)))
         if text is None:
             return False
         seconds = clock.elapsed() - start
-        self.io.say("  Rubric:")
+        self.io.say(_("  Rubric:"))
         auto = [(p, rubric.check(p, text)) for p in d.points if p.checkable]
         for p, ok in auto:
-            self.io.say(f"   {'✓' if ok else '✗'} (checked) {p.text}")
+            self.io.say(f"   {'✓' if ok else '✗'} " + _("(checked) {point}").format(point=_(p.text)))
         selfs = []
         for p in (p for p in d.points if not p.checkable):
-            typed = self.io.ask(f"   ? (you score) {p.text} — covered? [y/n] ")
+            typed = self.io.ask(_("   ? (you score) {point} — covered? [y/n] ").format(point=_(p.text)))
             if typed is None:
                 return False
-            selfs.append((p, typed.strip().lower() in ("y", "yes", "1", "+")))
+            selfs.append((p, typed.strip().lower() in ("y", "yes", "1", "+", "是", "对")))
         got = sum(ok for _, ok in auto) + sum(ok for _, ok in selfs)
         total = len(auto) + len(selfs)
-        self.io.say(f"  Rubric score {got}/{total}: checked {sum(ok for _, ok in auto)}/{len(auto)}, "
-                    f"self-scored {sum(ok for _, ok in selfs)}/{len(selfs)}  ({seconds / 60:.1f} min)")
+        self.io.say(_("  Rubric score {got}/{total}: checked {auto}/{n_auto}, self-scored {own}/{n_own}  "
+                      "({minutes} min)").format(got=got, total=total, auto=sum(ok for _p, ok in auto),
+                                                n_auto=len(auto), own=sum(ok for _p, ok in selfs),
+                                                n_own=len(selfs), minutes=f"{seconds / 60:.1f}"))
         if d.model_answer:
-            self.io.say(f"  A strong answer: {d.model_answer}")
-        self.io.say(f"  Lecture: {d.lecture}")
+            self.io.say(_("  A strong answer: {answer}").format(answer=_(d.model_answer)))
+        self.io.say(_("  Lecture: {url}").format(url=d.lecture))
         row = {"question": d.id, "kind": "design", "topic": d.topic, "difficulty": d.difficulty, "prompt": d.prompt,
                "params": {}, "answer": text, "expected": "", "verdict": f"{got}/{total}",
                "correct": int(2 * got >= total), "seconds": round(seconds, 3),
@@ -337,28 +350,32 @@ class Session:
         numeric = [r for r in self.results if r["kind"] != "design"]
         designs = [r for r in self.results if r["kind"] == "design"]
         right = sum(r["correct"] for r in numeric)
-        title = "Mock interview report" if mock else "Session report"
-        self.io.say(f"\n{title} (session {sid}, {_mmss(clock.elapsed())} used"
-                    f"{f' of {_mmss(clock.limit)}' if clock.limit else ''})")
+        title = _("Mock interview report") if mock else _("Session report")
+        used = (_("{title} (session {sid}, {used} used of {limit})") if clock.limit else
+                _("{title} (session {sid}, {used} used)"))
+        self.io.say("\n" + used.format(title=title, sid=sid, used=_mmss(clock.elapsed()),
+                                       limit=_mmss(clock.limit) if clock.limit else ""))
         if numeric:
-            self.io.say(f"  questions: {right}/{len(numeric)} right ({right / len(numeric):.0%}), median "
-                        f"{statistics.median(r['seconds'] for r in numeric):.0f} s per answer")
+            self.io.say(_("  questions: {right}/{n} right ({share}), median {median} s per answer").format(
+                right=right, n=len(numeric), share=f"{right / len(numeric):.0%}",
+                median=f"{statistics.median(r['seconds'] for r in numeric):.0f}"))
             by_topic = _group(numeric, "topic")
-            self.io.say("  by topic: " + ", ".join(f"{k} {sum(r['correct'] for r in v)}/{len(v)}"
-                                                   for k, v in sorted(by_topic.items())))
+            self.io.say(_("  by topic: ") + ", ".join(f"{_(k)} {sum(r['correct'] for r in v)}/{len(v)}"
+                                                      for k, v in sorted(by_topic.items())))
             if mock:
                 by_d = _group(numeric, "difficulty")
-                self.io.say("  by difficulty: " + ", ".join(f"{k}: {sum(r['correct'] for r in v)}/{len(v)}"
-                                                           for k, v in sorted(by_d.items())))
+                self.io.say(_("  by difficulty: ") + ", ".join(f"{k}: {sum(r['correct'] for r in v)}/{len(v)}"
+                                                              for k, v in sorted(by_d.items())))
             wrong_units = [r["question"] for r in numeric if r["verdict"] == "wrong_unit"]
             if wrong_units:
-                self.io.say(f"  wrong unit: {', '.join(wrong_units)}")
+                self.io.say(_("  wrong unit: {questions}").format(questions=", ".join(wrong_units)))
             missed = [r["question"] for r in numeric if not r["correct"]]
             if missed:
-                self.io.say(f"  missed (back next session): {', '.join(missed)}")
+                self.io.say(_("  missed (back next session): {questions}").format(questions=", ".join(missed)))
         for r in designs:
-            self.io.say(f"  system design {r['question']}: {r['verdict']} (checked {r['auto_points']}/"
-                        f"{r['auto_total']}, self-scored {r['self_points']}/{r['self_total']})")
+            self.io.say(_("  system design {id}: {verdict} (checked {auto}/{n_auto}, self-scored {own}/{n_own})")
+                        .format(id=r["question"], verdict=r["verdict"], auto=r["auto_points"], n_auto=r["auto_total"],
+                own=r["self_points"], n_own=r["self_total"]))
         if mock and (numeric or designs):
             self.io.say(_overall(right, numeric, designs))
         return {"session": sid, "mode": "mock" if mock else "drill", "seed": seed, "source": source,
@@ -372,8 +389,20 @@ def _overall(right: int, numeric: list[dict[str, Any]], designs: list[dict[str, 
     parts += [(r["auto_points"] + r["self_points"]) / max(1, r["auto_total"] + r["self_total"]) for r in designs]
     by_topic = _group(numeric, "topic")
     weakest = min(by_topic, key=lambda k: sum(r["correct"] for r in by_topic[k]) / len(by_topic[k]), default=None)
-    return (f"  overall {sum(parts) / len(parts):.0%} (the questions and each design weigh the same)"
-            + (f'; drill next: make drill ARGS="--topic {weakest}"' if weakest else ""))
+    return (_("  overall {share} (the questions and each design weigh the same)").format(
+        share=f"{sum(parts) / len(parts):.0%}")
+            + (_('; drill next: {command}').format(command=f'make drill ARGS="--topic {weakest}"') if weakest else ""))
+
+
+def shown_prompt(t: Template, inst: Instance) -> str:
+    """The question in the learner's language: rendered again from its parameters (the bank data file holds the
+    English text); the stored text where that fails."""
+    if language() == "en":
+        return inst.prompt
+    try:
+        return t.render(inst.params)
+    except Exception:  # a bank entry whose parameters no longer fit the template: its stored text
+        return inst.prompt
 
 
 def _designs(topics: tuple[str, ...]) -> list[Design]:

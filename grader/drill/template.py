@@ -18,7 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from grader.i18n import N_, _
+
 TOPICS = ("memory", "flops", "communication", "kernels", "parallelism", "serving", "platform", "operations")
+# the topics as a learner reads them (``_(topic)``); --topic takes the English names
+TOPIC_NAMES = (N_("memory"), N_("flops"), N_("communication"), N_("kernels"), N_("parallelism"), N_("serving"),
+               N_("platform"), N_("operations"))
 KINDS = ("numeric", "choice", "order")
 OPS = ("=", "+", "-", "×", "÷")
 LECTURES = "https://github.com/lilinji/ai-infra-odyssey/blob/HEAD/"
@@ -35,12 +40,22 @@ def lecture(path: str) -> str:
 
 @dataclass(frozen=True)
 class Step:
-    """One line of a derivation: ``op`` applies ``value`` to the running total (``=`` starts it)."""
+    """One line of a derivation: ``op`` applies ``value`` to the running total (``=`` starts it).
+
+    ``label`` is English and a catalog msgid (marked with ``N_`` in the bank); its ``{name}`` fields are
+    filled from ``args`` when shown (:meth:`text`), so the formula is written once and read in either language."""
 
     op: str
     label: str
     value: float
     unit: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The label in the learner's language, its fields filled."""
+        if not self.args:
+            return _(self.label)
+        return _(self.label).format(**{k: _(v) if isinstance(v, str) else v for k, v in self.args.items()})
 
 
 _APPLY: dict[str, Callable[[float, float], float]] = {
@@ -89,7 +104,9 @@ class Template:
             raise ValueError(f"template {self.id}: " + "; ".join(problems))
 
     def render(self, p: Params) -> str:
-        return self.prompt(p) if callable(self.prompt) else self.prompt.format(**p)
+        """The question in the learner's language: a str prompt is a catalog msgid (``N_``) filled from ``p``;
+        a callable one calls ``_()`` itself."""
+        return self.prompt(p) if callable(self.prompt) else _(self.prompt).format(**p)
 
 
 @dataclass(frozen=True)

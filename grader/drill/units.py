@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
+
+from grader.i18n import N_, _
 
 # canonical unit of a template's answer -> its dimension
 CANONICAL = {"B": "bytes", "FLOP": "flops", "s": "time", "day": "time", "B/s": "bandwidth", "FLOP/s": "flop_rate",
@@ -73,7 +76,24 @@ _RE = re.compile(rf"^\s*(?P<cur>\$)?\s*(?P<num>{_NUM})"
                  rf"(?:\s*/\s*(?P<den>{_NUM}))?\s*(?P<rest>.*?)\s*\.?\s*$")
 
 
-_APPROX = re.compile(r"^\s*(?:~|≈|about|approx\.?|approximately|roughly)\s*", re.I)
+_APPROX = re.compile(r"^\s*(?:~|≈|about|approx\.?|approximately|roughly|约|大约|大概)\s*", re.I)
+# the dimensions as a learner reads them in a verdict (``_(dimension)``)
+DIMENSION_NAMES = (N_("bytes"), N_("flops"), N_("time"), N_("bandwidth"), N_("flop_rate"), N_("count"), N_("ratio"),
+                   N_("money"), N_("token_rate"))
+# Chinese words for units a Chinese learner may type ("3 天", "2.5 毫秒")
+_ZH_UNITS = {"纳秒": "ns", "微秒": "us", "毫秒": "ms", "秒": "s", "分钟": "min", "小时": "h", "天": "days",
+             "周": "weeks", "字节": "B", "个": "", "步": "steps", "次": ""}
+
+
+def normalize_typed(text: str) -> str:
+    """Full-width digits, letters and punctuation (a Chinese input method's ``１４０ ＧＢ``, ``３／１９``, ``：``)
+    as their ASCII forms, thin spaces as spaces, and a Chinese unit word as its unit."""
+    text = unicodedata.normalize("NFKC", text).replace("\u2009", " ").replace("\u202f", " ").replace("。", ".")
+    stripped = text.rstrip()
+    for word, unit in _ZH_UNITS.items():
+        if stripped.endswith(word):
+            return f"{stripped[: -len(word)].rstrip()} {unit}".rstrip()
+    return text
 
 
 @dataclass(frozen=True)
@@ -103,7 +123,7 @@ def parse(text: str, expect: str | None = None) -> Quantity | None:
 
     ``expect`` (a dimension) settles what is ambiguous: ``B`` is a byte, or a billion for a count.
     """
-    m = _RE.match(_APPROX.sub("", text.replace("\u2009", " ").replace("\u202f", " ")))
+    m = _RE.match(_APPROX.sub("", normalize_typed(text)))
     if not m:
         return None
     try:
@@ -188,32 +208,39 @@ def check(text: str, answer: float, unit: str, rtol: float, accept: tuple[str, .
     if q is None:
         m = _RE.match(text)
         cases = spellings(m["rest"].replace(" ", "")) if m and m["rest"] else []
-        which = f" ({m['rest']!r} could be {' or '.join(cases)}: b is a bit, B a byte)" if m and len(cases) > 1 else ""
-        return Verdict("unparsed", f"could not read {text.strip()!r} as a number with a unit{which}: type e.g. {shown}")
+        which = _(" ({typed} could be {cases}: b is a bit, B a byte)").format(
+            typed=repr(m["rest"]), cases=_(" or ").join(cases)) if m and len(cases) > 1 else ""
+        return Verdict("unparsed", _("could not read {typed} as a number with a unit{which}: type e.g. {shown}")
+                       .format(typed=repr(text.strip()), which=which, shown=shown))
     if q.dimension is None:
         return _bare(q, want, dim, unit, rtol, accept, shown)
     if q.dimension != dim:
-        return Verdict("wrong_unit", f"{q.unit!r} measures {q.dimension}, the question asks for {dim}: {shown}")
+        return Verdict("wrong_unit", _("{unit} measures {dimension}, the question asks for {wanted}: {shown}").format(
+            unit=repr(q.unit), dimension=_(q.dimension), wanted=_(dim), shown=shown))
     if close(q.value, want, rtol):
-        return Verdict("right", f"right: {shown}")
+        return Verdict("right", _("right: {shown}").format(shown=shown))
     for other, f in _BY_DIMENSION[dim]:
         if other != q.unit and close(q.number * f, want, rtol):
-            return Verdict("wrong_unit", f"the number is right in {other}, not in {q.unit}: the answer is {shown} "
-                                         f"({_hint(q.unit, other)})")
-    return Verdict("wrong_number", f"wrong number: {text.strip()} is {_off(q.value, want)} the answer, {shown}")
+            return Verdict("wrong_unit", _("the number is right in {other}, not in {unit}: the answer is {shown} "
+                                           "({hint})").format(other=other, unit=q.unit, shown=shown,
+                                                              hint=_hint(q.unit, other)))
+    return Verdict("wrong_number", _("wrong number: {typed} is {off} the answer, {shown}").format(
+        typed=text.strip(), off=_off(q.value, want), shown=shown))
 
 
 def _bare(q: Quantity, want: float, dim: str, unit: str, rtol: float, accept: tuple[str, ...],
           shown: str) -> Verdict:
     if dim == "ratio" and close(q.value / 100, want, rtol) and not close(q.value, want, rtol) and q.value > 1:
-        return Verdict("wrong_unit", f"{q.number:g} reads as a fraction; a percentage needs %: the answer is {shown}")
+        return Verdict("wrong_unit", _("{number} reads as a fraction; a percentage needs %: the answer is {shown}")
+                       .format(number=f"{q.number:g}", shown=shown))
     if close(q.value, want / factor(unit), rtol) or close(q.value, want, rtol):
-        return Verdict("right", f"right: {shown}")
+        return Verdict("right", _("right: {shown}").format(shown=shown))
     for u in accept:
         if close(q.value * factor(u), want, rtol):
-            return Verdict("wrong_unit", f"{q.number:g} is right in {u}: say the unit, {shown}")
-    return Verdict("wrong_number", f"wrong number: {q.number:g} is {_off(q.value, want / factor(unit))} the answer, "
-                                   f"{shown}")
+            return Verdict("wrong_unit", _("{number} is right in {unit}: say the unit, {shown}").format(
+                number=f"{q.number:g}", unit=u, shown=shown))
+    return Verdict("wrong_number", _("wrong number: {typed} is {off} the answer, {shown}").format(
+        typed=f"{q.number:g}", off=_off(q.value, want / factor(unit)), shown=shown))
 
 
 def _hint(typed: str, other: str) -> str:
@@ -221,15 +248,15 @@ def _hint(typed: str, other: str) -> str:
         if ("i" in typed) != ("i" in other):
             return "GB = 1e9 B, GiB = 2^30 B"
         if ("b" in typed.split("/")[0]) != ("b" in other.split("/")[0]):
-            return "b is a bit, B a byte: 8 b = 1 B"
+            return _("b is a bit, B a byte: 8 b = 1 B")
     return f"1 {typed} = {factor(typed) / factor(other):g} {other}"
 
 
 def _off(got: float, want: float) -> str:
     if want == 0 or got == 0:
-        return "not"
+        return _("not")
     r = got / want
-    return f"{r:.3g}×" if r >= 1 else f"1/{1 / r:.3g} of"
+    return f"{r:.3g}×" if r >= 1 else _("1/{r} of").format(r=f"{1 / r:.3g}")
 
 
 def fmt(value: float, unit: str, accept: tuple[str, ...] = ()) -> str:
@@ -277,7 +304,7 @@ LETTERS = "abcdefghij"
 
 
 def _pick(token: str, options: tuple[str, ...]) -> int | None:
-    token = token.strip().strip(".)").lower()
+    token = unicodedata.normalize("NFKC", token).strip().strip(".)").lower()
     if len(token) == 1 and token in LETTERS[: len(options)]:
         return LETTERS.index(token)
     if token.isdigit() and 1 <= int(token) <= len(options):
@@ -289,22 +316,24 @@ def _pick(token: str, options: tuple[str, ...]) -> int | None:
 def check_choice(text: str, options: tuple[str, ...], answer: str) -> Verdict:
     """A multiple-choice answer: a letter (``b``), a number (``2``) or the option's text."""
     i = _pick(text, options)
-    right = f"{LETTERS[options.index(answer)]}) {answer}"
+    right = f"{LETTERS[options.index(answer)]}) {_(answer)}"
     if i is None:
-        return Verdict("unparsed", f"answer with a letter a-{LETTERS[len(options) - 1]}: the answer is {right}")
+        return Verdict("unparsed", _("answer with a letter a-{last}: the answer is {right}").format(
+            last=LETTERS[len(options) - 1], right=right))
     if options[i] == answer:
-        return Verdict("right", f"right: {right}")
-    return Verdict("wrong_number", f"wrong choice {LETTERS[i]}) {options[i]}: the answer is {right}")
+        return Verdict("right", _("right: {shown}").format(shown=right))
+    return Verdict("wrong_number", _("wrong choice {choice}: the answer is {right}").format(
+        choice=f"{LETTERS[i]}) {_(options[i])}", right=right))
 
 
 def check_order(text: str, options: tuple[str, ...], answer: list[str]) -> Verdict:
     """An ordering: the letters (or numbers) of every option in order, ``c a b`` or ``3,1,2``."""
-    tokens = [t for t in re.split(r"[\s,;>]+", text.strip()) if t]
+    tokens = [t for t in re.split(r"[\s,;>、]+", unicodedata.normalize("NFKC", text).strip()) if t]
     picks = [_pick(t, options) for t in tokens]
     right = " ".join(LETTERS[options.index(a)] for a in answer)
     if None in picks or sorted(p for p in picks if p is not None) != list(range(len(options))):
-        return Verdict("unparsed", f"give every letter once, in order (e.g. {' '.join(LETTERS[:len(options)])}): "
-                                   f"the answer is {right}")
+        return Verdict("unparsed", _("give every letter once, in order (e.g. {letters}): the answer is {right}")
+                       .format(letters=" ".join(LETTERS[:len(options)]), right=right))
     if [options[p] for p in picks if p is not None] == list(answer):
-        return Verdict("right", f"right: {right}")
-    return Verdict("wrong_number", f"wrong order: the answer is {right}")
+        return Verdict("right", _("right: {shown}").format(shown=right))
+    return Verdict("wrong_number", _("wrong order: the answer is {right}").format(right=right))

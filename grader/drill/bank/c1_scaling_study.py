@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("c1_scaling_study", "scaling")
 
@@ -22,9 +23,9 @@ def _step(rng: random.Random) -> Params:
 def _step_steps(p: Params) -> list[Step]:
     n = p["p"]
     return [
-        Step("=", "compute", p["tc_ms"] / 1000, "s"),
-        Step("+", "latency 2(P−1)·α", 2 * (n - 1) * p["alpha_us"] * 1e-6, "s"),
-        Step("+", "bandwidth 2(P−1)/P · bytes / β", 2 * (n - 1) / n * p["mb"] * 1e6 / (p["beta_gb"] * 1e9), "s"),
+        Step("=", N_("compute"), p["tc_ms"] / 1000, "s"),
+        Step("+", N_("latency 2(P−1)·α"), 2 * (n - 1) * p["alpha_us"] * 1e-6, "s"),
+        Step("+", N_("bandwidth 2(P−1)/P · bytes / β"), 2 * (n - 1) / n * p["mb"] * 1e6 / (p["beta_gb"] * 1e9), "s"),
     ]
 
 
@@ -41,8 +42,11 @@ TEMPLATES = [
         "parallelism",
         2,
         101,
-        "Weak-scaling DDP on {p} ranks: {tc_ms} ms of compute per step, then a ring all-reduce of {mb} MB of "
-        "gradients, α = {alpha_us} µs, β = {beta_gb} GB/s, no overlap. How long is a step?",
+        N_(
+            "Weak-scaling DDP on {p} ranks: {tc_ms} ms of compute per step, then a ring "
+            "all-reduce of {mb} MB of gradients, α = {alpha_us} µs, β = {beta_gb} GB/s, no "
+            "overlap. How long is a step?"
+        ),
         _step,
         lambda p, fn: fn(p["p"], p["tc_ms"] / 1000, p["mb"] * 10**6, p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9),
         _step_steps,
@@ -56,11 +60,13 @@ TEMPLATES = [
         "parallelism",
         1,
         101,
-        "Weak scaling (fixed per-rank batch): a step takes {t1:g} s on 1 GPU and {tp:g} s on {p}. What is the scaling "
-        "efficiency at {p}?",
+        N_(
+            "Weak scaling (fixed per-rank batch): a step takes {t1:g} s on 1 GPU and {tp:g} s on "
+            "{p}. What is the scaling efficiency at {p}?"
+        ),
         _eff,
         lambda p, fn: fn([1, p["p"]], [p["t1"], p["tp"]])[p["p"]],
-        lambda p: [Step("=", "T(1)", p["t1"], "s"), Step("÷", "T(P)", p["tp"], "s")],
+        lambda p: [Step("=", N_("T(1)"), p["t1"], "s"), Step("÷", N_("T(P)"), p["tp"], "s")],
         "ratio",
         ("%",),
         rtol=0.002,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 U = "l02_ai_math"
 FN = (U, "ai_math")
@@ -24,19 +25,19 @@ def _gemm(rng: random.Random) -> Params:
 
 def _gemm_flops_steps(p: Params) -> list[Step]:
     return [
-        Step("=", "2 FLOPs per multiply-add", 2, "FLOP"),
-        Step("×", "m", p["m"]),
-        Step("×", "k", p["k"]),
-        Step("×", "n", p["n"]),
+        Step("=", N_("2 FLOPs per multiply-add"), 2, "FLOP"),
+        Step("×", N_("m"), p["m"]),
+        Step("×", N_("k"), p["k"]),
+        Step("×", N_("n"), p["n"]),
     ]
 
 
 def _gemm_bytes_steps(p: Params) -> list[Step]:
     m, k, n, e = p["m"], p["k"], p["n"], p["e"]
     return [
-        Step("=", f"read A: m·k × {e} B", m * k * e, "B"),
-        Step("+", f"read B: k·n × {e} B", k * n * e, "B"),
-        Step("+", f"write C once: m·n × {e} B", m * n * e, "B"),
+        Step("=", N_("read A: m·k × {e} B"), m * k * e, "B", args={"e": e}),
+        Step("+", N_("read B: k·n × {e} B"), k * n * e, "B", args={"e": e}),
+        Step("+", N_("write C once: m·n × {e} B"), m * n * e, "B", args={"e": e}),
     ]
 
 
@@ -54,9 +55,9 @@ def _linear(rng: random.Random) -> Params:
 def _linear_steps(p: Params) -> list[Step]:
     one = 2 * p["tokens"] * p["d_in"] * p["d_out"]
     return [
-        Step("=", "forward X·W: 2·T·d_in·d_out", one, "FLOP"),
-        Step("+", "backward to the input dX = G·Wᵀ: the same GEMM size", one, "FLOP"),
-        Step("+", "backward to the weight dW = Xᵀ·G: the same GEMM size", one, "FLOP"),
+        Step("=", N_("forward X·W: 2·T·d_in·d_out"), one, "FLOP"),
+        Step("+", N_("backward to the input dX = G·Wᵀ: the same GEMM size"), one, "FLOP"),
+        Step("+", N_("backward to the weight dW = Xᵀ·G: the same GEMM size"), one, "FLOP"),
     ]
 
 
@@ -66,7 +67,10 @@ def _lora(rng: random.Random) -> Params:
 
 
 def _lora_steps(p: Params) -> list[Step]:
-    return [Step("=", "A: rank × d_in", p["rank"] * p["d_in"]), Step("+", "B: d_out × rank", p["d_out"] * p["rank"])]
+    return [
+        Step("=", N_("A: rank × d_in"), p["rank"] * p["d_in"]),
+        Step("+", N_("B: d_out × rank"), p["d_out"] * p["rank"]),
+    ]
 
 
 FACTORS = {"Gb": 10**9 / 8, "GB": 10**9, "GiB": 2**30, "MiB": 2**20, "Tb": 10**12 / 8, "TB": 10**12, "MB": 10**6}
@@ -86,7 +90,10 @@ def _bytes_steps(p: Params) -> list[Step]:
         "GiB": "2³⁰ B",
         "MiB": "2²⁰ B",
     }[p["u"]]
-    return [Step("=", "amount", p["amount"]), Step("×", f"one {p['u']} = {word}", FACTORS[p["u"]], "B")]
+    return [
+        Step("=", N_("amount"), p["amount"]),
+        Step("×", N_("one {u} = {word}"), FACTORS[p["u"]], "B", args={"u": p["u"], "word": word}),
+    ]
 
 
 def _strides(rng: random.Random) -> Params:
@@ -105,7 +112,7 @@ TEMPLATES = [
         "flops",
         1,
         2,
-        "C[m×n] = A[m×k]·B[k×n] with m = {m}, k = {k}, n = {n}: how many FLOPs?",
+        N_("C[m×n] = A[m×k]·B[k×n] with m = {m}, k = {k}, n = {n}: how many FLOPs?"),
         _gemm,
         lambda p, fn: fn(p["m"], p["k"], p["n"], p["e"])["flops"],
         _gemm_flops_steps,
@@ -119,8 +126,10 @@ TEMPLATES = [
         "kernels",
         2,
         2,
-        "A {dtype} GEMM C[m×n] = A[m×k]·B[k×n], m = {m}, k = {k}, n = {n}, reading A and B once and writing C "
-        "once: how many bytes of HBM traffic?",
+        N_(
+            "A {dtype} GEMM C[m×n] = A[m×k]·B[k×n], m = {m}, k = {k}, n = {n}, reading A and B "
+            "once and writing C once: how many bytes of HBM traffic?"
+        ),
         _gemm,
         lambda p, fn: fn(p["m"], p["k"], p["n"], p["e"])["bytes"],
         _gemm_bytes_steps,
@@ -134,8 +143,10 @@ TEMPLATES = [
         "flops",
         2,
         2,
-        "A bias-free linear layer {d_in} → {d_out} trains on a batch of {b} × {s} tokens: forward plus both "
-        "backward GEMMs, how many FLOPs?",
+        N_(
+            "A bias-free linear layer {d_in} → {d_out} trains on a batch of {b} × {s} tokens: "
+            "forward plus both backward GEMMs, how many FLOPs?"
+        ),
         _linear,
         lambda p, fn: fn(p["tokens"], p["d_in"], p["d_out"])["total"],
         _linear_steps,
@@ -149,7 +160,7 @@ TEMPLATES = [
         "memory",
         1,
         2,
-        "A LoRA adapter of rank {rank} on a {d_in} → {d_out} weight: how many trainable parameters?",
+        N_("A LoRA adapter of rank {rank} on a {d_in} → {d_out} weight: how many trainable parameters?"),
         _lora,
         lambda p, fn: fn(p["d_in"], p["d_out"], p["rank"]),
         _lora_steps,
@@ -163,7 +174,7 @@ TEMPLATES = [
         "communication",
         1,
         2,
-        "How many bytes are {amount} {u}? (b is a bit, B a byte; G = 10⁹, Gi = 2³⁰)",
+        N_("How many bytes are {amount} {u}? (b is a bit, B a byte; G = 10⁹, Gi = 2³⁰)"),
         _bytes,
         lambda p, fn: fn(p["amount"], p["u"]),
         _bytes_steps,
@@ -177,13 +188,13 @@ TEMPLATES = [
         "memory",
         1,
         2,
-        "A contiguous tensor of shape ({b}, {s}, {h}, {d}): what is the stride of dimension 0, in elements?",
+        N_("A contiguous tensor of shape ({b}, {s}, {h}, {d}): what is the stride of dimension 0, in elements?"),
         _strides,
         lambda p, fn: fn((p["b"], p["s"], p["h"], p["d"]))[0],
         lambda p: [
-            Step("=", "size of dim 1", p["s"]),
-            Step("×", "size of dim 2", p["h"]),
-            Step("×", "size of dim 3", p["d"]),
+            Step("=", N_("size of dim 1"), p["s"]),
+            Step("×", N_("size of dim 2"), p["h"]),
+            Step("×", N_("size of dim 3"), p["d"]),
         ],
         "1",
         rtol=1e-5,
@@ -198,14 +209,14 @@ TEMPLATES += [
         "flops",
         1,
         2,
-        "A bias-free linear layer {d_in} → {d_out} on {b} × {s} tokens: how many FLOPs in the forward pass only?",
+        N_("A bias-free linear layer {d_in} → {d_out} on {b} × {s} tokens: how many FLOPs in the forward pass only?"),
         _linear,
         lambda p, fn: fn(p["tokens"], p["d_in"], p["d_out"])["forward"],
         lambda p: [
-            Step("=", "2 FLOPs per multiply-add", 2, "FLOP"),
-            Step("×", "tokens", p["tokens"]),
-            Step("×", "d_in", p["d_in"]),
-            Step("×", "d_out", p["d_out"]),
+            Step("=", N_("2 FLOPs per multiply-add"), 2, "FLOP"),
+            Step("×", N_("tokens"), p["tokens"]),
+            Step("×", N_("d_in"), p["d_in"]),
+            Step("×", N_("d_out"), p["d_out"]),
         ],
         "FLOP",
         ("GFLOP", "TFLOP", "FLOP"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l03_cpu_memory", "cpu_memory", "cache_decompose")
 
@@ -17,11 +18,12 @@ def _addr(rng: random.Random) -> Params:
 def _set_steps(p: Params) -> list[Step]:
     lines = p["addr"] // p["line"]
     return [
-        Step("=", f"line number: address // {p['line']} B per line", lines),
+        Step("=", N_("line number: address // {line} B per line"), lines, args={"line": p["line"]}),
         Step(
             "-",
-            f"whole rounds of {p['sets']} sets: ({lines} // {p['sets']}) × {p['sets']}",
+            N_("whole rounds of {sets} sets: ({lines} // {sets}) × {sets}"),
             lines // p["sets"] * p["sets"],
+            args={"sets": p["sets"], "lines": lines},
         ),
     ]
 
@@ -29,9 +31,9 @@ def _set_steps(p: Params) -> list[Step]:
 def _tag_steps(p: Params) -> list[Step]:
     span = p["line"] * p["sets"]
     return [
-        Step("=", "address", p["addr"]),
-        Step("÷", f"bytes per line × sets = {span}", span),
-        Step("-", "drop the fraction (the set and offset bits)", p["addr"] / span - p["addr"] // span),
+        Step("=", N_("address"), p["addr"]),
+        Step("÷", N_("bytes per line × sets = {span}"), span, args={"span": span}),
+        Step("-", N_("drop the fraction (the set and offset bits)"), p["addr"] / span - p["addr"] // span),
     ]
 
 
@@ -42,7 +44,7 @@ TEMPLATES = [
         "kernels",
         2,
         3,
-        "A cache with {line}-byte lines and {sets} sets: which set does byte address {hex} map to?",
+        N_("A cache with {line}-byte lines and {sets} sets: which set does byte address {hex} map to?"),
         _addr,
         lambda p, fn: fn(p["addr"], p["line"], p["sets"])[1],
         _set_steps,
@@ -56,7 +58,7 @@ TEMPLATES = [
         "kernels",
         2,
         3,
-        "A cache with {line}-byte lines and {sets} sets: what is the tag of byte address {hex} (in decimal)?",
+        N_("A cache with {line}-byte lines and {sets} sets: what is the tag of byte address {hex} (in decimal)?"),
         _addr,
         lambda p, fn: fn(p["addr"], p["line"], p["sets"])[0],
         _tag_steps,
@@ -70,12 +72,12 @@ TEMPLATES = [
         "kernels",
         1,
         3,
-        "A cache with {line}-byte lines: at which byte offset inside its line is address {hex}?",
+        N_("A cache with {line}-byte lines: at which byte offset inside its line is address {hex}?"),
         _addr,
         lambda p, fn: fn(p["addr"], p["line"], p["sets"])[2],
         lambda p: [
-            Step("=", "address", p["addr"]),
-            Step("-", f"whole lines × {p['line']} B", p["addr"] // p["line"] * p["line"], "B"),
+            Step("=", N_("address"), p["addr"]),
+            Step("-", N_("whole lines × {line} B"), p["addr"] // p["line"] * p["line"], "B", args={"line": p["line"]}),
         ],
         "1",
         rtol=1e-9,
@@ -99,18 +101,20 @@ def _struct_steps(p: Params) -> list[Step]:
         steps.append(
             Step(
                 "=" if not steps else "+",
-                f"{t} {name}: {start - offset} B of padding, then {size} B",
+                N_("{t} {name}: {start_offset} B of padding, then {size} B"),
                 start - offset + size,
                 "B",
+                args={"t": t, "name": name, "start_offset": start - offset, "size": size},
             )
         )
         offset, align = start + size, max(align, size)
     steps.append(
         Step(
             "+",
-            f"tail padding to a multiple of the struct's alignment {align}",
+            N_("tail padding to a multiple of the struct's alignment {align}"),
             -(-offset // align) * align - offset,
             "B",
+            args={"align": align},
         )
     )
     return steps
@@ -123,7 +127,7 @@ TEMPLATES += [
         "memory",
         2,
         3,
-        "On x86-64, a C struct declares the fields {decl}, in this order. What is its sizeof?",
+        N_("On x86-64, a C struct declares the fields {decl}, in this order. What is its sizeof?"),
         _struct,
         lambda p, fn: fn([tuple(f) for f in p["fields"]])["size"],
         _struct_steps,

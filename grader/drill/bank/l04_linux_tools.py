@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l04_linux_tools", "linux_tools", "loadavg_ema")
 
@@ -23,8 +24,13 @@ def _load(rng: random.Random) -> Params:
 def _steps(p: Params) -> list[Step]:
     k, w = p["ticks"], p["window"]
     return [
-        Step("=", "runnable + uninterruptible tasks at every 5 s tick", p["n"]),
-        Step("×", f"1 − e^(−5·{k}/{w}): what the EMA has absorbed after {k} ticks from 0", 1 - math.exp(-5 * k / w)),
+        Step("=", N_("runnable + uninterruptible tasks at every 5 s tick"), p["n"]),
+        Step(
+            "×",
+            N_("1 − e^(−5·{k}/{w}): what the EMA has absorbed after {k} ticks from 0"),
+            1 - math.exp(-5 * k / w),
+            args={"k": k, "w": w},
+        ),
     ]
 
 
@@ -35,8 +41,10 @@ TEMPLATES = [
         "operations",
         2,
         4,
-        "An idle 128-core box suddenly has {n} tasks runnable or in D state, steadily, for {ticks} ticks of 5 s. "
-        "What does the {minutes}-minute load average read?",
+        N_(
+            "An idle 128-core box suddenly has {n} tasks runnable or in D state, steadily, for "
+            "{ticks} ticks of 5 s. What does the {minutes}-minute load average read?"
+        ),
         _load,
         lambda p, fn: fn([p["n"]] * p["ticks"], p["window"]),
         _steps,
@@ -54,8 +62,13 @@ def _decay(rng: random.Random) -> Params:
 def _decay_steps(p: Params) -> list[Step]:
     k, j, w = p["ticks"], p["idle"], p["window"]
     return [
-        Step("=", f"after {k} busy ticks: n·(1 − e^(−5·{k}/{w}))", p["n"] * (1 - math.exp(-5 * k / w))),
-        Step("×", f"then {j} idle ticks decay it by e^(−5·{j}/{w})", math.exp(-5 * j / w)),
+        Step(
+            "=",
+            N_("after {k} busy ticks: n·(1 − e^(−5·{k}/{w}))"),
+            p["n"] * (1 - math.exp(-5 * k / w)),
+            args={"k": k, "w": w},
+        ),
+        Step("×", N_("then {j} idle ticks decay it by e^(−5·{j}/{w})"), math.exp(-5 * j / w), args={"j": j, "w": w}),
     ]
 
 
@@ -66,8 +79,10 @@ TEMPLATES += [
         "operations",
         3,
         4,
-        "An idle box runs {n} busy tasks for {ticks} ticks of 5 s, then goes idle for {idle} ticks. What does the "
-        "{minutes}-minute load average read now?",
+        N_(
+            "An idle box runs {n} busy tasks for {ticks} ticks of 5 s, then goes idle for {idle} "
+            "ticks. What does the {minutes}-minute load average read now?"
+        ),
         _decay,
         lambda p, fn: fn([p["n"]] * p["ticks"] + [0] * p["idle"], p["window"]),
         _decay_steps,

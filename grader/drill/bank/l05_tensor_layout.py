@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_, _
 
 FN = ("l05_tensor_layout", "layout", "is_contiguous")
-ANSWERS = ["contiguous", "not contiguous"]
+ANSWERS = [N_("contiguous"), N_("not contiguous")]
 
 
 def _perm(rng: random.Random) -> Params:
@@ -31,9 +32,13 @@ def _steps(p: Params) -> list[Step]:
     return [
         Step(
             "=",
-            f"permuted sizes {tuple(p['new_shape'])}, strides {tuple(p['new_strides'])}: walking from the "
-            "last dim, each stride must equal the product of the sizes to its right (size-1 dims skipped)",
+            N_(
+                "permuted sizes {tuple_new_shape}, strides {tuple_new_strides}: walking from the last "
+                "dim, each stride must equal the product of the sizes to its right (size-1 dims "
+                "skipped)"
+            ),
             1,
+            args={"tuple_new_shape": tuple(p["new_shape"]), "tuple_new_strides": tuple(p["new_strides"])},
         )
     ]
 
@@ -45,7 +50,7 @@ TEMPLATES = [
         "memory",
         2,
         5,
-        "x = torch.empty{sh} (contiguous); y = x.permute{od}. Is y contiguous?",
+        N_("x = torch.empty{sh} (contiguous); y = x.permute{od}. Is y contiguous?"),
         _perm,
         lambda p, fn: ANSWERS[0] if fn(p["new_shape"], p["new_strides"]) else ANSWERS[1],
         _steps,
@@ -55,7 +60,7 @@ TEMPLATES = [
     ),
 ]
 
-VIEW = ["a view works", "needs a copy (reshape copies, view raises)"]
+VIEW = [N_("a view works"), N_("needs a copy (reshape copies, view raises)")]
 
 
 def _view(rng: random.Random) -> Params:
@@ -85,14 +90,23 @@ TEMPLATES += [
         "memory",
         3,
         5,
-        lambda p: (
-            f"x has shape ({p['b']}, {p['s']}, {p['h']}, {p['d']}) and is contiguous"
-            f"{'; y = x.transpose(1, 2)' if p['tr'] else '; y = x'}, so y has shape {p['sh']} and strides "
-            f"{tuple(p['strides'])}. Can y.view{p['tg']} be done without a copy?"
+        lambda p: _(
+            "x has shape ({b}, {s}, {h}, {d}) and is "
+            "contiguous{expr}, so y has shape {sh} and strides "
+            "{tuple_strides}. Can y.view{tg} be done without a copy?"
+        ).format(
+            b=p["b"],
+            s=p["s"],
+            h=p["h"],
+            d=p["d"],
+            expr=_("; y = x.transpose(1, 2)") if p["tr"] else _("; y = x"),
+            sh=p["sh"],
+            tuple_strides=tuple(p["strides"]),
+            tg=p["tg"],
         ),
         _view,
         lambda p, fn: VIEW[0] if fn(p["shape"], p["strides"], p["target"]) is not None else VIEW[1],
-        lambda p: [Step("=", "a view needs each new dim to cover evenly spaced elements of the old ones", 1)],
+        lambda p: [Step("=", N_("a view needs each new dim to cover evenly spaced elements of the old ones"), 1)],
         kind="choice",
         options=lambda p: list(VIEW),
         source="PyTorch's computeStride (view semantics)",

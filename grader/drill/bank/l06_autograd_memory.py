@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_, _
 
 FN = ("l06_autograd_memory", "autograd_memory")
 
@@ -23,13 +24,13 @@ def _attn(rng: random.Random) -> Params:
 def _attn_steps(p: Params) -> list[Step]:
     b, h, s, d = p["b"], p["h"], p["s"], p["d"]
     steps = [
-        Step("=", "Q, K, V: 3 × B·n·S·d × 2 B", 3 * b * h * s * d * 2, "B"),
-        Step("+", "softmax output P: B·n·S² × 2 B", b * h * s * s * 2, "B"),
+        Step("=", N_("Q, K, V: 3 × B·n·S·d × 2 B"), 3 * b * h * s * d * 2, "B"),
+        Step("+", N_("softmax output P: B·n·S² × 2 B"), b * h * s * s * 2, "B"),
     ]
     if p["dropout"]:
         steps += [
-            Step("+", "dropout mask: B·n·S² × 1 B (bool on CUDA)", b * h * s * s, "B"),
-            Step("+", "dropout output P' kept by P'·V: B·n·S² × 2 B", b * h * s * s * 2, "B"),
+            Step("+", N_("dropout mask: B·n·S² × 1 B (bool on CUDA)"), b * h * s * s, "B"),
+            Step("+", N_("dropout output P' kept by P'·V: B·n·S² × 2 B"), b * h * s * s * 2, "B"),
         ]
     return steps
 
@@ -50,12 +51,13 @@ def _ckpt_best(p: Params) -> tuple[int, int]:
 def _ckpt_steps(p: Params) -> list[Step]:
     peak, k = _ckpt_best(p)
     return [
-        Step("=", f"k = {k} checkpoints kept: k × input bytes", k * p["inp"], "GB"),
+        Step("=", N_("k = {k} checkpoints kept: k × input bytes"), k * p["inp"], "GB", args={"k": k}),
         Step(
             "+",
-            f"one segment recomputed: ceil({p['layers']}/{k}) layers × activation bytes",
+            N_("one segment recomputed: ceil({layers}/{k}) layers × activation bytes"),
             math.ceil(p["layers"] / k) * p["act"],
             "GB",
+            args={"layers": p["layers"], "k": k},
         ),
     ]
 
@@ -67,11 +69,11 @@ TEMPLATES = [
         "memory",
         2,
         6,
-        lambda p: (
-            f"Naive attention (no FlashAttention), bf16, B = {p['b']}, {p['h']} heads, S = {p['s']}, head dim "
-            f"{p['d']}, {'with' if p['dropout'] else 'without'} attention dropout: how many bytes does autograd "
+        lambda p: _(
+            "Naive attention (no FlashAttention), bf16, B = {b}, {h} heads, S = {s}, head dim "
+            "{d}, {with_without} attention dropout: how many bytes does autograd "
             "save for the backward pass of this one attention?"
-        ),
+        ).format(b=p["b"], h=p["h"], s=p["s"], d=p["d"], with_without=_("with") if p["dropout"] else _("without")),
         _attn,
         lambda p, fn: fn(p["b"], p["h"], p["s"], p["d"], 2, p["dropout"])["total"],
         _attn_steps,
@@ -85,11 +87,14 @@ TEMPLATES = [
         "memory",
         3,
         6,
-        "A {layers}-layer model keeps {act} GB of activations per layer; a checkpoint of a layer's input costs "
-        "{inp} GB. With the best number of checkpointed segments, what is the activation peak (in GB)?",
+        N_(
+            "A {layers}-layer model keeps {act} GB of activations per layer; a checkpoint of a "
+            "layer's input costs {inp} GB. With the best number of checkpointed segments, what is "
+            "the activation peak (in GB)?"
+        ),
         _ckpt,
         lambda p, fn: fn(p["layers"], p["act"], p["inp"])["peak_bytes"] * 10**9,
-        lambda p: [Step(s.op, s.label, s.value * 10**9, "B") for s in _ckpt_steps(p)],
+        lambda p: [Step(s.op, s.label, s.value * 10**9, "B", s.args) for s in _ckpt_steps(p)],
         "B",
         ("GB", "B"),
         source="Chen et al. 2016 (sublinear memory): peak(k) = k·input + ceil(L/k)·act, minimised over k",
@@ -103,15 +108,19 @@ TEMPLATES += [
         "memory",
         3,
         6,
-        "A {layers}-layer model keeps {act} units of activations per layer; a checkpoint of a layer's input costs "
-        "{inp}. How many checkpointed segments minimise the activation peak (the smallest on ties)?",
+        N_(
+            "A {layers}-layer model keeps {act} units of activations per layer; a checkpoint of a "
+            "layer's input costs {inp}. How many checkpointed segments minimise the activation "
+            "peak (the smallest on ties)?"
+        ),
         _ckpt,
         lambda p, fn: fn(p["layers"], p["act"], p["inp"])["segments"],
         lambda p: [
             Step(
                 "=",
-                f"k minimising k·{p['inp']} + ceil({p['layers']}/k)·{p['act']} (peak {_ckpt_best(p)[0]})",
+                N_("k minimising k·{inp} + ceil({layers}/k)·{act} (peak {ckpt_best_p_0})"),
                 _ckpt_best(p)[1],
+                args={"inp": p["inp"], "layers": p["layers"], "act": p["act"], "ckpt_best_p_0": _ckpt_best(p)[0]},
             )
         ],
         "1",
@@ -124,11 +133,13 @@ TEMPLATES += [
         "memory",
         1,
         6,
-        "Naive attention with dropout on CUDA, B = {b}, {h} heads, S = {s}: how many bytes does the saved dropout "
-        "mask take (bool, 1 byte per score)?",
+        N_(
+            "Naive attention with dropout on CUDA, B = {b}, {h} heads, S = {s}: how many bytes "
+            "does the saved dropout mask take (bool, 1 byte per score)?"
+        ),
         lambda rng: {**_attn(rng), "dropout": True},
         lambda p, fn: fn(p["b"], p["h"], p["s"], p["d"], 2, True)["dropout_mask"],
-        lambda p: [Step("=", "B·n·S² scores", p["b"] * p["h"] * p["s"] ** 2), Step("×", "1 byte each", 1, "B")],
+        lambda p: [Step("=", N_("B·n·S² scores"), p["b"] * p["h"] * p["s"] ** 2), Step("×", N_("1 byte each"), 1, "B")],
         "B",
         ("GB", "GiB", "MB", "B"),
         source="torch's fused dropout saves a bool mask",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T, shape
+from grader.i18n import N_
 
 FN = ("l08_transformer_ops", "transformer_ops")
 
@@ -16,34 +17,37 @@ def _shape(rng: random.Random) -> Params:
 def _attn_steps(p: Params) -> list[Step]:
     h, kvd = p["hidden"], p["kv"] * p["head_dim"]
     return [
-        Step("=", "Wq h·h + Wo h·h", 2 * h * h),
-        Step("+", "Wk + Wv: 2 · h · (KV heads × head dim)", 2 * h * kvd),
-        Step("×", "layers", p["layers"]),
+        Step("=", N_("Wq h·h + Wo h·h"), 2 * h * h),
+        Step("+", N_("Wk + Wv: 2 · h · (KV heads × head dim)"), 2 * h * kvd),
+        Step("×", N_("layers"), p["layers"]),
     ]
 
 
 def _ffn_steps(p: Params) -> list[Step]:
-    return [Step("=", "W_gate, W_up, W_down: 3 · h · f", 3 * p["hidden"] * p["ffn"]), Step("×", "layers", p["layers"])]
+    return [
+        Step("=", N_("W_gate, W_up, W_down: 3 · h · f"), 3 * p["hidden"] * p["ffn"]),
+        Step("×", N_("layers"), p["layers"]),
+    ]
 
 
 def _total_steps(p: Params) -> list[Step]:
     h, kvd, layers = p["hidden"], p["kv"] * p["head_dim"], p["layers"]
     return [
-        Step("=", "attention: (2·h·h + 2·h·h_kv) × L", (2 * h * h + 2 * h * kvd) * layers),
-        Step("+", "SwiGLU FFN: 3·h·f × L", 3 * h * p["ffn"] * layers),
-        Step("+", "RMSNorm weights: 2·h × L + final h", 2 * h * layers + h),
-        Step("+", "embedding + untied LM head: 2 · vocab · h", 2 * p["vocab"] * h),
+        Step("=", N_("attention: (2·h·h + 2·h·h_kv) × L"), (2 * h * h + 2 * h * kvd) * layers),
+        Step("+", N_("SwiGLU FFN: 3·h·f × L"), 3 * h * p["ffn"] * layers),
+        Step("+", N_("RMSNorm weights: 2·h × L + final h"), 2 * h * layers + h),
+        Step("+", N_("embedding + untied LM head: 2 · vocab · h"), 2 * p["vocab"] * h),
     ]
 
 
 def _kv_steps(p: Params) -> list[Step]:
     e = 2 if p["dtype"] == "bf16" else 1
     return [
-        Step("=", "one K and one V", 2),
-        Step("×", "layers", p["layers"]),
-        Step("×", "KV heads", p["kv"]),
-        Step("×", "head dim", p["head_dim"]),
-        Step("×", f"{p['dtype']} bytes", e, "B"),
+        Step("=", N_("one K and one V"), 2),
+        Step("×", N_("layers"), p["layers"]),
+        Step("×", N_("KV heads"), p["kv"]),
+        Step("×", N_("head dim"), p["head_dim"]),
+        Step("×", N_("{dtype} bytes"), e, "B", args={"dtype": p["dtype"]}),
     ]
 
 
@@ -58,8 +62,10 @@ TEMPLATES = [
         "memory",
         3,
         8,
-        "{model}: hidden {hidden}, {layers} layers, {heads} heads ({kv} KV heads), SwiGLU FFN {ffn}, vocab {vocab}, "
-        "untied embeddings, no biases. How many parameters?",
+        N_(
+            "{model}: hidden {hidden}, {layers} layers, {heads} heads ({kv} KV heads), SwiGLU FFN "
+            "{ffn}, vocab {vocab}, untied embeddings, no biases. How many parameters?"
+        ),
         _shape,
         lambda p, fn: fn(*_args(p)),
         _total_steps,
@@ -73,8 +79,10 @@ TEMPLATES = [
         "memory",
         2,
         8,
-        "{model}: hidden {hidden}, {layers} layers, {heads} query heads and {kv} KV heads of {head_dim}. How many "
-        "attention parameters (Wq, Wk, Wv, Wo over all layers)?",
+        N_(
+            "{model}: hidden {hidden}, {layers} layers, {heads} query heads and {kv} KV heads of "
+            "{head_dim}. How many attention parameters (Wq, Wk, Wv, Wo over all layers)?"
+        ),
         _shape,
         lambda p, fn: fn(*_args(p))["attention"],
         _attn_steps,
@@ -88,7 +96,7 @@ TEMPLATES = [
         "memory",
         1,
         8,
-        "{model}: hidden {hidden}, SwiGLU FFN width {ffn}, {layers} layers. How many FFN parameters in all?",
+        N_("{model}: hidden {hidden}, SwiGLU FFN width {ffn}, {layers} layers. How many FFN parameters in all?"),
         _shape,
         lambda p, fn: fn(*_args(p))["ffn"],
         _ffn_steps,
@@ -102,8 +110,10 @@ TEMPLATES = [
         "serving",
         1,
         8,
-        "{model}: {layers} layers, {kv} KV heads of dimension {head_dim}, KV cache in {dtype}. How many bytes of KV "
-        "cache does one token hold?",
+        N_(
+            "{model}: {layers} layers, {kv} KV heads of dimension {head_dim}, KV cache in "
+            "{dtype}. How many bytes of KV cache does one token hold?"
+        ),
         _shape,
         lambda p, fn: fn(p["layers"], p["kv"], p["head_dim"], 2 if p["dtype"] == "bf16" else 1),
         _kv_steps,
@@ -120,10 +130,10 @@ TEMPLATES += [
         "memory",
         1,
         8,
-        "{model}: vocabulary {vocab}, hidden {hidden}. How many parameters in the input embedding?",
+        N_("{model}: vocabulary {vocab}, hidden {hidden}. How many parameters in the input embedding?"),
         _shape,
         lambda p, fn: fn(*_args(p))["embedding"],
-        lambda p: [Step("=", "vocab", p["vocab"]), Step("×", "hidden", p["hidden"])],
+        lambda p: [Step("=", N_("vocab"), p["vocab"]), Step("×", N_("hidden"), p["hidden"])],
         "1",
         rtol=1e-5,
     ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import BILLIONS, Params, Step, T, gpu, shape
+from grader.i18n import N_, _
 
 FN = ("l10_three_ledgers", "ledgers")
 
@@ -23,11 +24,15 @@ def _flops(rng: random.Random) -> Params:
 def _flops_steps(p: Params) -> list[Step]:
     per = 8 if p["recompute"] else 6
     label = (
-        "8 FLOPs per parameter per token (forward 2 + backward 4 + recomputed forward 2)"
+        N_("8 FLOPs per parameter per token (forward 2 + backward 4 + recomputed forward 2)")
         if p["recompute"]
-        else "6 FLOPs per parameter per token (forward 2 + backward 4)"
+        else N_("6 FLOPs per parameter per token (forward 2 + backward 4)")
     )
-    return [Step("=", label, per, "FLOP"), Step("×", "parameters N", p["n"]), Step("×", "tokens D", p["tokens"])]
+    return [
+        Step("=", label, per, "FLOP"),
+        Step("×", N_("parameters N"), p["n"]),
+        Step("×", N_("tokens D"), p["tokens"]),
+    ]
 
 
 def _mfu(rng: random.Random) -> Params:
@@ -40,10 +45,10 @@ def _mfu(rng: random.Random) -> Params:
 
 def _mfu_steps(p: Params) -> list[Step]:
     return [
-        Step("=", "model FLOP/s: 6 · N", 6 * p["n"], "FLOP"),
-        Step("×", "tokens per second", p["tps"], "token/s"),
-        Step("÷", "GPUs", p["gpus"]),
-        Step("÷", f"{p['gpu']} dense bf16 peak", p["peak"], "FLOP/s"),
+        Step("=", N_("model FLOP/s: 6 · N"), 6 * p["n"], "FLOP"),
+        Step("×", N_("tokens per second"), p["tps"], "token/s"),
+        Step("÷", N_("GPUs"), p["gpus"]),
+        Step("÷", N_("{gpu} dense bf16 peak"), p["peak"], "FLOP/s", args={"gpu": p["gpu"]}),
     ]
 
 
@@ -55,9 +60,9 @@ def _act(rng: random.Random) -> Params:
 
 def _act_steps(p: Params) -> list[Step]:
     s, b, h, a = p["s"], p["b"], p["hidden"], p["heads"]
-    steps = [Step("=", "34·s·b·h (norm, QKV, projection and MLP inputs, dropout masks)", 34 * s * b * h, "B")]
+    steps = [Step("=", N_("34·s·b·h (norm, QKV, projection and MLP inputs, dropout masks)"), 34 * s * b * h, "B")]
     if p["scores"]:
-        steps.append(Step("+", "5·a·s²·b (scores, softmax output, dropout mask)", 5 * a * s * s * b, "B"))
+        steps.append(Step("+", N_("5·a·s²·b (scores, softmax output, dropout mask)"), 5 * a * s * s * b, "B"))
     return steps
 
 
@@ -68,10 +73,14 @@ TEMPLATES = [
         "flops",
         1,
         10,
-        lambda p: (
-            f"Training a dense {p['billions']}B model on {p['trillions']}T tokens"
-            f"{' with full activation recomputation' if p['recompute'] else ''}: how many FLOPs does the "
-            "hardware execute?"
+        lambda p: _(
+            "Training a dense {billions}B model on {trillions}T "
+            "tokens{recompute_note}: how many FLOPs does "
+            "the hardware execute?"
+        ).format(
+            billions=p["billions"],
+            trillions=p["trillions"],
+            recompute_note=_(" with full activation recomputation") if p["recompute"] else "",
         ),
         _flops,
         lambda p, fn: fn(p["n"], p["tokens"], p["recompute"]),
@@ -86,8 +95,10 @@ TEMPLATES = [
         "flops",
         2,
         10,
-        "{gpus} {gpu} GPUs ({peak_t:g} TFLOP/s dense bf16 each) train a {billions}B model at {tps:g} tokens/s. "
-        "What is the MFU?",
+        N_(
+            "{gpus} {gpu} GPUs ({peak_t:g} TFLOP/s dense bf16 each) train a {billions}B model at "
+            "{tps:g} tokens/s. What is the MFU?"
+        ),
         _mfu,
         lambda p, fn: fn(p["tps"], p["n"], p["gpus"], p["peak"]),
         _mfu_steps,
@@ -102,11 +113,20 @@ TEMPLATES = [
         "memory",
         2,
         10,
-        lambda p: (
-            f"{p['model']} shapes (hidden {p['hidden']}, {p['heads']} heads), sequence {p['s']}, micro-batch "
-            f"{p['b']}, 16-bit activations, "
-            f"{'attention scores stored' if p['scores'] else 'scores recomputed (selective recomputation)'}: "
+        lambda p: _(
+            "{model} shapes (hidden {hidden}, {heads} heads), sequence {s}, micro-batch {b}, "
+            "16-bit activations, "
+            "{scores_kept}: "
             "how many activation bytes does one layer keep for backward?"
+        ).format(
+            model=p["model"],
+            hidden=p["hidden"],
+            heads=p["heads"],
+            s=p["s"],
+            b=p["b"],
+            scores_kept=_("attention scores stored")
+            if p["scores"]
+            else _("scores recomputed (selective recomputation)"),
         ),
         _act,
         lambda p, fn: fn(p["s"], p["b"], p["hidden"], p["heads"], p["scores"])["total"],
@@ -124,15 +144,18 @@ TEMPLATES += [
         "memory",
         2,
         10,
-        "{model} shapes ({heads} heads), sequence {s}, micro-batch {b}: how many bytes do the attention scores, "
-        "softmax output and dropout mask of one layer take (the 5·a·s²·b term)?",
+        N_(
+            "{model} shapes ({heads} heads), sequence {s}, micro-batch {b}: how many bytes do the "
+            "attention scores, softmax output and dropout mask of one layer take (the 5·a·s²·b "
+            "term)?"
+        ),
         lambda rng: {**_act(rng), "scores": True},
         lambda p, fn: fn(p["s"], p["b"], p["hidden"], p["heads"], True)["attention_scores"],
         lambda p: [
-            Step("=", "5 bytes per score (2 scores + 2 softmax + 1 mask)", 5, "B"),
-            Step("×", "heads a", p["heads"]),
-            Step("×", "s²", p["s"] ** 2),
-            Step("×", "b", p["b"]),
+            Step("=", N_("5 bytes per score (2 scores + 2 softmax + 1 mask)"), 5, "B"),
+            Step("×", N_("heads a"), p["heads"]),
+            Step("×", N_("s²"), p["s"] ** 2),
+            Step("×", N_("b"), p["b"]),
         ],
         "B",
         ("GB", "GiB", "MB", "B"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l11_profiler", "profiler", "amdahl")
 PARTS = [
@@ -36,13 +37,15 @@ TEMPLATES = [
         "operations",
         2,
         11,
-        "A {total_ms} ms training step spends {part_ms} ms in {what}; you make that part take {new_ms} ms. "
-        "What is the speed-up of the whole step?",
+        N_(
+            "A {total_ms} ms training step spends {part_ms} ms in {what}; you make that part take "
+            "{new_ms} ms. What is the speed-up of the whole step?"
+        ),
         _amdahl,
         lambda p, fn: fn(p["total"], p["part"], p["new_ms"] / 1000)["speedup"],
         lambda p: [
-            Step("=", "old step", p["total"], "s"),
-            Step("÷", "new step: total − part + new part", p["total"] - p["part"] + p["new_ms"] / 1000, "s"),
+            Step("=", N_("old step"), p["total"], "s"),
+            Step("÷", N_("new step: total − part + new part"), p["total"] - p["part"] + p["new_ms"] / 1000, "s"),
         ],
         "1",
         rtol=0.002,
@@ -54,11 +57,16 @@ TEMPLATES = [
         "operations",
         1,
         11,
-        "A {total_ms} ms training step spends {part_ms} ms in {what}. Even if that part took no time at all, what is "
-        "the largest possible speed-up of the step?",
+        N_(
+            "A {total_ms} ms training step spends {part_ms} ms in {what}. Even if that part took "
+            "no time at all, what is the largest possible speed-up of the step?"
+        ),
         _amdahl,
         lambda p, fn: fn(p["total"], p["part"], p["new_ms"] / 1000)["max_speedup"],
-        lambda p: [Step("=", "step", p["total"], "s"), Step("÷", "step without the part", p["total"] - p["part"], "s")],
+        lambda p: [
+            Step("=", N_("step"), p["total"], "s"),
+            Step("÷", N_("step without the part"), p["total"] - p["part"], "s"),
+        ],
         "1",
         rtol=0.002,
         source="Amdahl's law: the bound 1 / (1 − f)",
@@ -72,13 +80,15 @@ TEMPLATES += [
         "operations",
         1,
         11,
-        "A {total_ms} ms step spends {part_ms} ms in {what}, which you bring down to {new_ms} ms. What fraction of the "
-        "step's time is saved?",
+        N_(
+            "A {total_ms} ms step spends {part_ms} ms in {what}, which you bring down to {new_ms} "
+            "ms. What fraction of the step's time is saved?"
+        ),
         _amdahl,
         lambda p, fn: fn(p["total"], p["part"], p["new_ms"] / 1000)["time_saved_fraction"],
         lambda p: [
-            Step("=", "time saved: part − new part", p["part"] - p["new_ms"] / 1000, "s"),
-            Step("÷", "old step", p["total"], "s"),
+            Step("=", N_("time saved: part − new part"), p["part"] - p["new_ms"] / 1000, "s"),
+            Step("÷", N_("old step"), p["total"], "s"),
         ],
         "ratio",
         ("%",),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T, gpu
+from grader.i18n import N_
 
 FN = ("l12_roofline", "roofline")
 
@@ -25,15 +26,18 @@ def _gemm(rng: random.Random) -> Params:
 def _gemm_steps(p: Params) -> list[Step]:
     m, k, n, e = p["m"], p["k"], p["n"], p["e"]
     return [
-        Step("=", "FLOPs: 2·m·k·n", 2 * m * k * n, "FLOP"),
-        Step("÷", f"bytes: {e} × (m·k + k·n + m·n)", e * (m * k + k * n + m * n), "B"),
+        Step("=", N_("FLOPs: 2·m·k·n"), 2 * m * k * n, "FLOP"),
+        Step("÷", N_("bytes: {e} × (m·k + k·n + m·n)"), e * (m * k + k * n + m * n), "B", args={"e": e}),
     ]
 
 
 def _attain_steps(p: Params) -> list[Step]:
     if p["ai"] * p["bw"] < p["peak"]:
-        return [Step("=", "intensity (FLOP/B)", p["ai"]), Step("×", "HBM bandwidth: below the ridge", p["bw"], "B/s")]
-    return [Step("=", "the compute roof: the intensity is past the ridge", p["peak"], "FLOP/s")]
+        return [
+            Step("=", N_("intensity (FLOP/B)"), p["ai"]),
+            Step("×", N_("HBM bandwidth: below the ridge"), p["bw"], "B/s"),
+        ]
+    return [Step("=", N_("the compute roof: the intensity is past the ridge"), p["peak"], "FLOP/s")]
 
 
 def _stride(rng: random.Random) -> Params:
@@ -47,11 +51,13 @@ TEMPLATES = [
         "kernels",
         1,
         12,
-        "{gpu}: {peak_t:g} TFLOP/s dense bf16 and {bw_t:g} TB/s of HBM. Where is the ridge point of its roofline, "
-        "in FLOP per byte?",
+        N_(
+            "{gpu}: {peak_t:g} TFLOP/s dense bf16 and {bw_t:g} TB/s of HBM. Where is the ridge "
+            "point of its roofline, in FLOP per byte?"
+        ),
         gpu,
         lambda p, fn: fn(p["peak"], p["bw"]),
-        lambda p: [Step("=", "peak", p["peak"], "FLOP/s"), Step("÷", "bandwidth", p["bw"], "B/s")],
+        lambda p: [Step("=", N_("peak"), p["peak"], "FLOP/s"), Step("÷", N_("bandwidth"), p["bw"], "B/s")],
         "1",
         rtol=0.01,
         source="Williams, Waterman & Patterson 2009 (roofline)",
@@ -62,8 +68,10 @@ TEMPLATES = [
         "kernels",
         2,
         12,
-        "A kernel of arithmetic intensity {ai:g} FLOP/B on an {gpu} ({peak_t:g} TFLOP/s, {bw_t:g} TB/s): what FLOP/s "
-        "can it reach at best?",
+        N_(
+            "A kernel of arithmetic intensity {ai:g} FLOP/B on an {gpu} ({peak_t:g} TFLOP/s, "
+            "{bw_t:g} TB/s): what FLOP/s can it reach at best?"
+        ),
         _ai,
         lambda p, fn: fn(p["ai"], p["peak"], p["bw"]),
         _attain_steps,
@@ -77,8 +85,10 @@ TEMPLATES = [
         "kernels",
         2,
         12,
-        "An (m×k)·(k×n) GEMM with m = {m}, k = {k}, n = {n}, {e}-byte elements, reading A and B once and writing C "
-        "once: what is its arithmetic intensity in FLOP/B?",
+        N_(
+            "An (m×k)·(k×n) GEMM with m = {m}, k = {k}, n = {n}, {e}-byte elements, reading A and "
+            "B once and writing C once: what is its arithmetic intensity in FLOP/B?"
+        ),
         _gemm,
         lambda p, fn: fn(p["m"], p["k"], p["n"], p["e"]),
         _gemm_steps,
@@ -92,15 +102,18 @@ TEMPLATES = [
         "kernels",
         2,
         12,
-        "Thread t of a warp reads 4-byte word t × {stride} of shared memory (32 banks). How many ways is the access "
-        "serialized (the conflict degree)?",
+        N_(
+            "Thread t of a warp reads 4-byte word t × {stride} of shared memory (32 banks). How "
+            "many ways is the access serialized (the conflict degree)?"
+        ),
         _stride,
         lambda p, fn: fn(p["stride"]),
         lambda p: [
             Step(
                 "=",
-                f"gcd({p['stride']}, 32): threads that share the busiest bank",
+                N_("gcd({stride}, 32): threads that share the busiest bank"),
                 __import__("math").gcd(p["stride"], 32),
+                args={"stride": p["stride"]},
             )
         ],
         "1",

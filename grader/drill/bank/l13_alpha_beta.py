@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import GiB, MiB, Params, Step, T
+from grader.i18n import N_
 
 FN = ("l13_alpha_beta", "alpha_beta")
 LINKS = {
@@ -37,8 +38,8 @@ def _hier(rng: random.Random) -> Params:
 def _hier_steps(p: Params) -> list[Step]:
     s, n, g = p["bytes"], p["nodes"], p["g"]
     return [
-        Step("=", "shard per GPU after the in-node reduce-scatter: S/g", s / g, "B"),
-        Step("×", f"ring all-reduce across {n} nodes: 2(n−1)/n", 2 * (n - 1) / n),
+        Step("=", N_("shard per GPU after the in-node reduce-scatter: S/g"), s / g, "B"),
+        Step("×", N_("ring all-reduce across {n} nodes: 2(n−1)/n"), 2 * (n - 1) / n, args={"n": n}),
     ]
 
 
@@ -49,10 +50,10 @@ TEMPLATES = [
         "communication",
         1,
         13,
-        "Send {mib} MiB point to point over a {link}, α = {alpha_us} µs. How long does it take (α-β model)?",
+        N_("Send {mib} MiB point to point over a {link}, α = {alpha_us} µs. How long does it take (α-β model)?"),
         _p2p,
         lambda p, fn: fn(p["bytes"], p["alpha"], p["beta"]),
-        lambda p: [Step("=", "latency α", p["alpha"], "s"), Step("+", "S / β", p["bytes"] / p["beta"], "s")],
+        lambda p: [Step("=", N_("latency α"), p["alpha"], "s"), Step("+", N_("S / β"), p["bytes"] / p["beta"], "s")],
         "s",
         ("ms", "us", "s"),
         source="Hockney's α-β model",
@@ -63,10 +64,10 @@ TEMPLATES = [
         "communication",
         1,
         13,
-        "A {link}, α = {alpha_us} µs: at what message size do latency and bandwidth cost the same time?",
+        N_("A {link}, α = {alpha_us} µs: at what message size do latency and bandwidth cost the same time?"),
         _p2p,
         lambda p, fn: fn(p["alpha"], p["beta"]),
-        lambda p: [Step("=", "α", p["alpha"], "s"), Step("×", "β", p["beta"], "B/s")],
+        lambda p: [Step("=", N_("α"), p["alpha"], "s"), Step("×", N_("β"), p["beta"], "B/s")],
         "B",
         ("KB", "KiB", "MB", "B"),
         source="α = S/β ⇒ S* = α·β",
@@ -77,8 +78,11 @@ TEMPLATES = [
         "communication",
         3,
         13,
-        "A hierarchical all-reduce of {gib} GiB over {nodes} nodes of 8 GPUs: reduce-scatter inside each node, ring "
-        "all-reduce of the shards across nodes, all-gather inside. How many bytes does each GPU send over the NIC?",
+        N_(
+            "A hierarchical all-reduce of {gib} GiB over {nodes} nodes of 8 GPUs: reduce-scatter "
+            "inside each node, ring all-reduce of the shards across nodes, all-gather inside. How "
+            "many bytes does each GPU send over the NIC?"
+        ),
         _hier,
         lambda p, fn: fn(p["bytes"], p["nodes"], p["g"])["inter_allreduce"],
         _hier_steps,
@@ -92,9 +96,9 @@ TEMPLATES = [
 def _hier_total_steps(p: Params) -> list[Step]:
     s, n, g = p["bytes"], p["nodes"], p["g"]
     return [
-        Step("=", "in-node reduce-scatter: (g−1)/g · S", (g - 1) / g * s, "B"),
-        Step("+", "inter-node ring all-reduce of S/g: 2(n−1)/n · S/g", 2 * (n - 1) / n * s / g, "B"),
-        Step("+", "in-node all-gather: (g−1)/g · S", (g - 1) / g * s, "B"),
+        Step("=", N_("in-node reduce-scatter: (g−1)/g · S"), (g - 1) / g * s, "B"),
+        Step("+", N_("inter-node ring all-reduce of S/g: 2(n−1)/n · S/g"), 2 * (n - 1) / n * s / g, "B"),
+        Step("+", N_("in-node all-gather: (g−1)/g · S"), (g - 1) / g * s, "B"),
     ]
 
 
@@ -105,8 +109,11 @@ TEMPLATES += [
         "communication",
         3,
         13,
-        "A hierarchical all-reduce of {gib} GiB over {nodes} nodes of 8 GPUs (in-node reduce-scatter, inter-node "
-        "ring all-reduce of the shards, in-node all-gather): bytes each GPU sends in all three phases?",
+        N_(
+            "A hierarchical all-reduce of {gib} GiB over {nodes} nodes of 8 GPUs (in-node "
+            "reduce-scatter, inter-node ring all-reduce of the shards, in-node all-gather): bytes "
+            "each GPU sends in all three phases?"
+        ),
         _hier,
         lambda p, fn: fn(p["bytes"], p["nodes"], p["g"])["total"],
         _hier_total_steps,
@@ -115,7 +122,7 @@ TEMPLATES += [
     ),
 ]
 
-REGIME = ["latency-dominated", "bandwidth-dominated"]
+REGIME = [N_("latency-dominated"), N_("bandwidth-dominated")]
 
 TEMPLATES += [
     T(
@@ -124,10 +131,16 @@ TEMPLATES += [
         "communication",
         1,
         13,
-        "A {link} with α = {alpha_us} µs carries a {mib} MiB message. Is the transfer latency- or bandwidth-dominated?",
+        N_(
+            "A {link} with α = {alpha_us} µs carries a {mib} MiB message. Is the transfer "
+            "latency- or bandwidth-dominated?"
+        ),
         _p2p,
         lambda p, fn: REGIME[0] if p["bytes"] < fn(p["alpha"], p["beta"]) else REGIME[1],
-        lambda p: [Step("=", "crossover α·β", p["alpha"] * p["beta"], "B"), Step("=", "message", p["bytes"], "B")],
+        lambda p: [
+            Step("=", N_("crossover α·β"), p["alpha"] * p["beta"], "B"),
+            Step("=", N_("message"), p["bytes"], "B"),
+        ],
         kind="choice",
         options=lambda p: list(REGIME),
     ),

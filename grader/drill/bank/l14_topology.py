@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l14_topology", "topology")
 
@@ -29,16 +30,19 @@ TEMPLATES = [
         "parallelism",
         2,
         14,
-        "TP{tp} · PP{pp} · DP{dp} ({world} ranks), TP varying fastest, then PP, then DP. Which pipeline stage "
-        "(0-based) does global rank {rank} belong to?",
+        N_(
+            "TP{tp} · PP{pp} · DP{dp} ({world} ranks), TP varying fastest, then PP, then DP. "
+            "Which pipeline stage (0-based) does global rank {rank} belong to?"
+        ),
         _grid,
         lambda p, fn: fn(p["rank"], _sizes(p))["pp"],
         lambda p: [
-            Step("=", f"rank // TP = {p['rank']} // {p['tp']}", p["rank"] // p["tp"]),
+            Step("=", N_("rank // TP = {rank} // {tp}"), p["rank"] // p["tp"], args={"rank": p["rank"], "tp": p["tp"]}),
             Step(
                 "-",
-                f"whole rounds of PP: ({p['rank'] // p['tp']} // {p['pp']}) × {p['pp']}",
+                N_("whole rounds of PP: ({rank_tp} // {pp}) × {pp}"),
                 p["rank"] // p["tp"] // p["pp"] * p["pp"],
+                args={"rank_tp": p["rank"] // p["tp"], "pp": p["pp"]},
             ),
         ],
         "1",
@@ -51,14 +55,16 @@ TEMPLATES = [
         "parallelism",
         2,
         14,
-        "TP{tp} · PP{pp} · DP{dp} ({world} ranks), TP varying fastest, then PP, then DP. Which data-parallel replica "
-        "(0-based) does global rank {rank} belong to?",
+        N_(
+            "TP{tp} · PP{pp} · DP{dp} ({world} ranks), TP varying fastest, then PP, then DP. "
+            "Which data-parallel replica (0-based) does global rank {rank} belong to?"
+        ),
         _grid,
         lambda p, fn: fn(p["rank"], _sizes(p))["dp"],
         lambda p: [
-            Step("=", "rank", p["rank"]),
-            Step("÷", "TP × PP ranks per replica", p["tp"] * p["pp"]),
-            Step("-", "drop the fraction", p["rank"] / (p["tp"] * p["pp"]) - p["rank"] // (p["tp"] * p["pp"])),
+            Step("=", N_("rank"), p["rank"]),
+            Step("÷", N_("TP × PP ranks per replica"), p["tp"] * p["pp"]),
+            Step("-", N_("drop the fraction"), p["rank"] / (p["tp"] * p["pp"]) - p["rank"] // (p["tp"] * p["pp"])),
         ],
         "1",
         rtol=1e-9,
@@ -70,13 +76,16 @@ TEMPLATES = [
         "communication",
         3,
         14,
-        "An all-to-all over {nodes} nodes of {g} GPUs on a rail-optimized fabric (GPU i of every node on leaf i). Of "
-        "the ordered (source, destination) flows, how many cross rails (different node and different GPU index)?",
+        N_(
+            "An all-to-all over {nodes} nodes of {g} GPUs on a rail-optimized fabric (GPU i of "
+            "every node on leaf i). Of the ordered (source, destination) flows, how many cross "
+            "rails (different node and different GPU index)?"
+        ),
         _a2a,
         lambda p, fn: fn(p["nodes"], p["g"])["cross_rail"],
         lambda p: [
-            Step("=", "ordered node pairs n(n−1)", p["nodes"] * (p["nodes"] - 1)),
-            Step("×", "ordered GPU-index pairs with different indices g(g−1)", p["g"] * (p["g"] - 1)),
+            Step("=", N_("ordered node pairs n(n−1)"), p["nodes"] * (p["nodes"] - 1)),
+            Step("×", N_("ordered GPU-index pairs with different indices g(g−1)"), p["g"] * (p["g"] - 1)),
         ],
         "1",
         rtol=1e-9,
@@ -88,12 +97,12 @@ TEMPLATES = [
         "communication",
         2,
         14,
-        "An all-to-all over {nodes} nodes of {g} GPUs: how many of the ordered flows stay inside a node (NVLink)?",
+        N_("An all-to-all over {nodes} nodes of {g} GPUs: how many of the ordered flows stay inside a node (NVLink)?"),
         _a2a,
         lambda p, fn: fn(p["nodes"], p["g"])["intra_node"],
         lambda p: [
-            Step("=", "nodes", p["nodes"]),
-            Step("×", "ordered pairs inside a node g(g−1)", p["g"] * (p["g"] - 1)),
+            Step("=", N_("nodes"), p["nodes"]),
+            Step("×", N_("ordered pairs inside a node g(g−1)"), p["g"] * (p["g"] - 1)),
         ],
         "1",
         rtol=1e-9,
@@ -107,12 +116,17 @@ TEMPLATES += [
         "parallelism",
         1,
         14,
-        "TP{tp} · PP{pp} · DP{dp}, TP varying fastest: what is global rank {rank}'s TP rank?",
+        N_("TP{tp} · PP{pp} · DP{dp}, TP varying fastest: what is global rank {rank}'s TP rank?"),
         _grid,
         lambda p, fn: fn(p["rank"], _sizes(p))["tp"],
         lambda p: [
-            Step("=", "rank", p["rank"]),
-            Step("-", f"whole TP groups: ({p['rank']} // {p['tp']}) × {p['tp']}", p["rank"] // p["tp"] * p["tp"]),
+            Step("=", N_("rank"), p["rank"]),
+            Step(
+                "-",
+                N_("whole TP groups: ({rank} // {tp}) × {tp}"),
+                p["rank"] // p["tp"] * p["tp"],
+                args={"rank": p["rank"], "tp": p["tp"]},
+            ),
         ],
         "1",
         rtol=1e-9,
@@ -123,13 +137,15 @@ TEMPLATES += [
         "communication",
         2,
         14,
-        "An all-to-all over {nodes} nodes of {g} GPUs, rail-optimized: how many ordered flows go between different "
-        "nodes on the same rail (same GPU index)?",
+        N_(
+            "An all-to-all over {nodes} nodes of {g} GPUs, rail-optimized: how many ordered flows "
+            "go between different nodes on the same rail (same GPU index)?"
+        ),
         _a2a,
         lambda p, fn: fn(p["nodes"], p["g"])["same_rail"],
         lambda p: [
-            Step("=", "ordered node pairs n(n−1)", p["nodes"] * (p["nodes"] - 1)),
-            Step("×", "GPU indices (one rail each)", p["g"]),
+            Step("=", N_("ordered node pairs n(n−1)"), p["nodes"] * (p["nodes"] - 1)),
+            Step("×", N_("GPU indices (one rail each)"), p["g"]),
         ],
         "1",
         rtol=1e-9,
@@ -157,13 +173,18 @@ TEMPLATES += [
         "parallelism",
         2,
         14,
-        "TP{tp} · PP{pp} · DP{dp} on nodes of {g} GPUs, TP varying fastest, then PP, then DP (node = rank // {g}). How "
-        "many DP groups span more than one node?",
+        N_(
+            "TP{tp} · PP{pp} · DP{dp} on nodes of {g} GPUs, TP varying fastest, then PP, then DP "
+            "(node = rank // {g}). How many DP groups span more than one node?"
+        ),
         _cross,
         lambda p, fn: fn({"tp": p["tp"], "cp": 1, "pp": p["pp"], "dp": p["dp"]}, p["g"])["dp"],
         lambda p: [
             Step(
-                "=", f"DP groups are ranks r, r + {p['tp'] * p['pp']}, …: those touching two nodes", _crossing(p, "dp")
+                "=",
+                N_("DP groups are ranks r, r + {tp_pp}, …: those touching two nodes"),
+                _crossing(p, "dp"),
+                args={"tp_pp": p["tp"] * p["pp"]},
             )
         ],
         "1",
@@ -175,11 +196,20 @@ TEMPLATES += [
         "parallelism",
         2,
         14,
-        "TP{tp} · PP{pp} · DP{dp} on nodes of {g} GPUs, TP varying fastest, then PP, then DP. How many pipeline "
-        "groups span more than one node?",
+        N_(
+            "TP{tp} · PP{pp} · DP{dp} on nodes of {g} GPUs, TP varying fastest, then PP, then DP. "
+            "How many pipeline groups span more than one node?"
+        ),
         _cross,
         lambda p, fn: fn({"tp": p["tp"], "cp": 1, "pp": p["pp"], "dp": p["dp"]}, p["g"])["pp"],
-        lambda p: [Step("=", f"PP groups are ranks r, r + {p['tp']}, …: those touching two nodes", _crossing(p, "pp"))],
+        lambda p: [
+            Step(
+                "=",
+                N_("PP groups are ranks r, r + {tp}, …: those touching two nodes"),
+                _crossing(p, "pp"),
+                args={"tp": p["tp"]},
+            )
+        ],
         "1",
         rtol=1e-9,
     ),

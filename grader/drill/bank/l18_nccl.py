@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import GB, MiB, Params, Step, T
+from grader.i18n import N_
 
 FN = ("l18_nccl", "nccl")
 FACTOR = {
@@ -45,16 +46,22 @@ def _algos(rng: random.Random) -> Params:
 def _tree_steps(p: Params) -> list[Step]:
     n, a, b = p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9
     return [
-        Step("=", f"2·log2(P) = {2 * math.log2(n):g} latencies × α", 2 * math.log2(n) * a, "s"),
-        Step("+", "every byte up and down the tree: 2·S / (0.85·β)", 2 * p["bytes"] / (0.85 * b), "s"),
+        Step(
+            "=",
+            N_("2·log2(P) = {v2_math_log2_n:g} latencies × α"),
+            2 * math.log2(n) * a,
+            "s",
+            args={"v2_math_log2_n": 2 * math.log2(n)},
+        ),
+        Step("+", N_("every byte up and down the tree: 2·S / (0.85·β)"), 2 * p["bytes"] / (0.85 * b), "s"),
     ]
 
 
 def _ring_steps(p: Params) -> list[Step]:
     n, a, b = p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9
     return [
-        Step("=", f"2(P−1) = {2 * (n - 1)} steps × α", 2 * (n - 1) * a, "s"),
-        Step("+", "2(P−1)/P · S / β", 2 * (n - 1) / n * p["bytes"] / b, "s"),
+        Step("=", N_("2(P−1) = {v2_n_1} steps × α"), 2 * (n - 1) * a, "s", args={"v2_n_1": 2 * (n - 1)}),
+        Step("+", N_("2(P−1)/P · S / β"), 2 * (n - 1) / n * p["bytes"] / b, "s"),
     ]
 
 
@@ -69,7 +76,13 @@ MODEL = {"simple": (6e-6, 450e9), "ll": (1e-6, 225e9), "ll128": (2e-6, 450e9 * 1
 
 def _proto_steps(p: Params) -> list[Step]:
     return [
-        Step("=", f"{k}: {lat * 1e6:g} µs + S / {bw / 1e9:.4g} GB/s", lat + p["bytes"] / bw, "s")
+        Step(
+            "=",
+            N_("{k}: {lat_1000000_0:g} µs + S / {bw_1000000000_0:.4g} GB/s"),
+            lat + p["bytes"] / bw,
+            "s",
+            args={"k": k, "lat_1000000_0": lat * 1000000.0, "bw_1000000000_0": bw / 1000000000.0},
+        )
         for k, (lat, bw) in MODEL.items()
     ]
 
@@ -81,12 +94,12 @@ TEMPLATES = [
         "communication",
         1,
         18,
-        "A ring all-reduce of {gb} GB of gradients over {ranks} ranks: how many bytes does each rank send?",
+        N_("A ring all-reduce of {gb} GB of gradients over {ranks} ranks: how many bytes does each rank send?"),
         _ring,
         lambda p, fn: fn(p["bytes"], p["ranks"]),
         lambda p: [
-            Step("=", "message M", p["bytes"], "B"),
-            Step("×", "reduce-scatter + all-gather: 2(P−1)/P", 2 * (p["ranks"] - 1) / p["ranks"]),
+            Step("=", N_("message M"), p["bytes"], "B"),
+            Step("×", N_("reduce-scatter + all-gather: 2(P−1)/P"), 2 * (p["ranks"] - 1) / p["ranks"]),
         ],
         "B",
         ("GB", "GiB", "TB", "B"),
@@ -98,12 +111,17 @@ TEMPLATES = [
         "communication",
         2,
         18,
-        "nccl-tests reports algbw = {alg_gb} GB/s for {coll} over {ranks} GPUs. What busbw does it report?",
+        N_("nccl-tests reports algbw = {alg_gb} GB/s for {coll} over {ranks} GPUs. What busbw does it report?"),
         _busbw,
         lambda p, fn: fn(p["alg_gb"] * 1e9, p["ranks"], p["coll"]),
         lambda p: [
-            Step("=", "algbw = S / t", p["alg_gb"] * 1e9, "B/s"),
-            Step("×", f"{p['coll']} factor {FACTOR[p['coll']]}", _factor(p["coll"], p["ranks"])),
+            Step("=", N_("algbw = S / t"), p["alg_gb"] * 1e9, "B/s"),
+            Step(
+                "×",
+                N_("{coll} factor {FACTOR_coll}"),
+                _factor(p["coll"], p["ranks"]),
+                args={"coll": p["coll"], "FACTOR_coll": FACTOR[p["coll"]]},
+            ),
         ],
         "B/s",
         ("GB/s", "Gb/s", "B/s"),
@@ -115,8 +133,10 @@ TEMPLATES = [
         "communication",
         2,
         18,
-        "All-reduce of {mib} MiB over {ranks} ranks, α = {alpha_us} µs per step, β = {beta_gb} GB/s: how long does "
-        "the ring algorithm take?",
+        N_(
+            "All-reduce of {mib} MiB over {ranks} ranks, α = {alpha_us} µs per step, β = "
+            "{beta_gb} GB/s: how long does the ring algorithm take?"
+        ),
         _algos,
         lambda p, fn: fn(p["bytes"], p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9)["ring"],
         _ring_steps,
@@ -130,8 +150,11 @@ TEMPLATES = [
         "communication",
         3,
         18,
-        "All-reduce of {mib} MiB over {ranks} ranks, α = {alpha_us} µs, β = {beta_gb} GB/s, a double binary tree "
-        "reaching 85 % of the link bandwidth: how long does the tree algorithm take?",
+        N_(
+            "All-reduce of {mib} MiB over {ranks} ranks, α = {alpha_us} µs, β = {beta_gb} GB/s, a "
+            "double binary tree reaching 85 % of the link bandwidth: how long does the tree "
+            "algorithm take?"
+        ),
         _algos,
         lambda p, fn: fn(p["bytes"], p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9)["tree"],
         _tree_steps,
@@ -145,8 +168,11 @@ TEMPLATES = [
         "communication",
         2,
         18,
-        "NCCL on H100 NVLink, modelled as LL (1 µs, half the 450 GB/s: 4 flag bytes per 8), LL128 (2 µs, 120/128 of "
-        "it) and Simple (6 µs, full 450 GB/s). Which protocol is fastest for a {kib} KiB message?",
+        N_(
+            "NCCL on H100 NVLink, modelled as LL (1 µs, half the 450 GB/s: 4 flag bytes per 8), "
+            "LL128 (2 µs, 120/128 of it) and Simple (6 µs, full 450 GB/s). Which protocol is "
+            "fastest for a {kib} KiB message?"
+        ),
         _proto,
         lambda p, fn: fn(p["bytes"]),
         _proto_steps,
@@ -165,8 +191,10 @@ TEMPLATES += [
         "communication",
         2,
         18,
-        "All-reduce of {mib} MiB over {ranks} ranks, α = {alpha_us} µs, β = {beta_gb} GB/s; the tree reaches 85 % of "
-        "the bandwidth. Which algorithm is faster in the α-β model?",
+        N_(
+            "All-reduce of {mib} MiB over {ranks} ranks, α = {alpha_us} µs, β = {beta_gb} GB/s; "
+            "the tree reaches 85 % of the bandwidth. Which algorithm is faster in the α-β model?"
+        ),
         _algos,
         lambda p, fn: min(ALGOS, key=lambda a: fn(p["bytes"], p["ranks"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9)[a]),
         lambda p: [*_ring_steps(p)[:1], *_tree_steps(p)[:1]],

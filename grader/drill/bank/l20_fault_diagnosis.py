@@ -6,6 +6,7 @@ import random
 import statistics
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l20_fault_diagnosis", "diagnosis")
 
@@ -23,9 +24,14 @@ def _z_steps(p: Params) -> list[Step]:
     med = statistics.median(xs)
     mad = statistics.median(abs(x - med) for x in xs)
     return [
-        Step("=", "0.6745", 0.6745),
-        Step("×", f"x − median = {xs[p['slow']]} − {med:g}", xs[p["slow"]] - med),
-        Step("÷", "MAD: median of |x − median|", mad),
+        Step("=", N_("0.6745"), 0.6745),
+        Step(
+            "×",
+            N_("x − median = {xs_slow} − {med:g}"),
+            xs[p["slow"]] - med,
+            args={"xs_slow": xs[p["slow"]], "med": med},
+        ),
+        Step("÷", N_("MAD: median of |x − median|"), mad),
     ]
 
 
@@ -44,7 +50,7 @@ TEMPLATES = [
         "operations",
         2,
         20,
-        "Per-GPU step compute times (ms) of one node: {shown}. What is the modified z-score of GPU {slow}?",
+        N_("Per-GPU step compute times (ms) of one node: {shown}. What is the modified z-score of GPU {slow}?"),
         _z,
         lambda p, fn: fn(p["xs"])[p["slow"]],
         _z_steps,
@@ -58,11 +64,13 @@ TEMPLATES = [
         "operations",
         1,
         20,
-        "A synchronous step: compute (ms) per rank {shown}; time waiting in the all-reduce {wait_shown}. Which rank "
-        "(0-based) is the culprit?",
+        N_(
+            "A synchronous step: compute (ms) per rank {shown}; time waiting in the all-reduce "
+            "{wait_shown}. Which rank (0-based) is the culprit?"
+        ),
         _strag,
         lambda p, fn: fn(p["xs"], p["wait"])["culprit"],
-        lambda p: [Step("=", "the longest compute, which also waits the least", p["slow"])],
+        lambda p: [Step("=", N_("the longest compute, which also waits the least"), p["slow"])],
         "1",
         rtol=1e-9,
         source="the straggler inversion: the victim waits longest, the culprit computes longest",

@@ -7,6 +7,7 @@ import random
 
 from grader.constants import GPUS
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l22_memory_coalescing", "ledger")
 
@@ -21,8 +22,9 @@ def _sectors(p: Params) -> list[Step]:
     return [
         Step(
             "=",
-            f"32 threads × {e} B at a stride of {s * e} B, in 32-byte sectors: {len(sectors)} distinct",
+            N_("32 threads × {e} B at a stride of {s_e} B, in 32-byte sectors: {len_sectors} distinct"),
             len(sectors),
+            args={"e": e, "s_e": s * e, "len_sectors": len(sectors)},
         )
     ]
 
@@ -57,9 +59,11 @@ def _blocks(p: Params) -> int:
 def _occ_steps(p: Params) -> list[Step]:
     warps = p["threads"] // 32
     return [
-        Step("=", "blocks per SM: the tightest of the block, thread, register and shared-memory limits", _blocks(p)),
-        Step("×", "warps per block", warps),
-        Step("÷", "maximum warps per SM", 64),
+        Step(
+            "=", N_("blocks per SM: the tightest of the block, thread, register and shared-memory limits"), _blocks(p)
+        ),
+        Step("×", N_("warps per block"), warps),
+        Step("÷", N_("maximum warps per SM"), 64),
     ]
 
 
@@ -70,8 +74,10 @@ TEMPLATES = [
         "kernels",
         2,
         22,
-        "A warp's thread t reads the {e}-byte element t × {stride} of an aligned array. How many 32-byte sectors "
-        "does the request touch?",
+        N_(
+            "A warp's thread t reads the {e}-byte element t × {stride} of an aligned array. How "
+            "many 32-byte sectors does the request touch?"
+        ),
         _stride,
         lambda p, fn: fn(p["stride"], p["e"]),
         _sectors,
@@ -85,8 +91,11 @@ TEMPLATES = [
         "kernels",
         3,
         22,
-        "{gpu}: a kernel with {threads} threads per block, {regs} registers per thread and {smem_kib} KiB of shared "
-        "memory per block. What is its theoretical occupancy (resident warps / 64)?",
+        N_(
+            "{gpu}: a kernel with {threads} threads per block, {regs} registers per thread and "
+            "{smem_kib} KiB of shared memory per block. What is its theoretical occupancy "
+            "(resident warps / 64)?"
+        ),
         _occ,
         lambda p, fn: fn(p["threads"], p["regs"], p["smem_kib"] * 1024, p["gpu"]),
         _occ_steps,
@@ -105,15 +114,19 @@ TEMPLATES += [
         "kernels",
         3,
         22,
-        "{gpu}: {threads} threads per block, {regs} registers per thread, {smem_kib} KiB of shared memory per block. "
-        "How many blocks can one SM hold at once?",
+        N_(
+            "{gpu}: {threads} threads per block, {regs} registers per thread, {smem_kib} KiB of "
+            "shared memory per block. How many blocks can one SM hold at once?"
+        ),
         _occ,
         lambda p, fn: fn(p["threads"], p["regs"], p["smem_kib"] * 1024, p["gpu"]),
         lambda p: [
             Step(
                 "=",
-                "the tightest of: 32 blocks, 2048 threads / block threads, registers (per warp in 256s), "
-                "shared memory (128 B units + 1 KiB reserved)",
+                N_(
+                    "the tightest of: 32 blocks, 2048 threads / block threads, registers (per warp in "
+                    "256s), shared memory (128 B units + 1 KiB reserved)"
+                ),
                 _blocks(p),
             )
         ],

@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_, _
 
 FN = ("l23_online_softmax", "softmax", "softmax_hbm_bytes")
 READS = {"three_pass": 3, "online": 2, "fused": 1}
@@ -23,15 +24,21 @@ def _sm(rng: random.Random) -> Params:
 def _steps(p: Params) -> list[Step]:
     x = p["rows"] * p["cols"] * p["e"]
     return [
-        Step("=", f"{p['alg']}: x read {READS[p['alg']]} time(s)", READS[p["alg"]] * x, "B"),
-        Step("+", "y written once", x, "B"),
+        Step(
+            "=",
+            N_("{alg}: x read {READS_alg} time(s)"),
+            READS[p["alg"]] * x,
+            "B",
+            args={"alg": p["alg"], "READS_alg": READS[p["alg"]]},
+        ),
+        Step("+", N_("y written once"), x, "B"),
     ]
 
 
 NAMES = {
-    "three_pass": "three-pass (max, sum, normalize)",
-    "online": "online (stats pass, then normalize)",
-    "fused": "fused (the row stays on chip)",
+    "three_pass": N_("three-pass (max, sum, normalize)"),
+    "online": N_("online (stats pass, then normalize)"),
+    "fused": N_("fused (the row stays on chip)"),
 }
 
 TEMPLATES = [
@@ -41,10 +48,10 @@ TEMPLATES = [
         "kernels",
         1,
         23,
-        lambda p: (
-            f"Row-wise softmax of a {p['rows']} × {p['cols']} tensor of {p['e']}-byte elements, "
-            f"{NAMES[p['alg']]}: how many bytes move to and from HBM?"
-        ),
+        lambda p: _(
+            "Row-wise softmax of a {rows} × {cols} tensor of {e}-byte elements, {NAMES_alg}: how "
+            "many bytes move to and from HBM?"
+        ).format(rows=p["rows"], cols=p["cols"], e=p["e"], NAMES_alg=NAMES[p["alg"]]),
         _sm,
         lambda p, fn: fn(p["rows"], p["cols"], p["e"], p["alg"]),
         _steps,
@@ -58,12 +65,20 @@ TEMPLATES = [
         "kernels",
         1,
         23,
-        "Order these softmax implementations by HBM traffic for the same {rows} × {cols} tensor, least first.",
+        N_("Order these softmax implementations by HBM traffic for the same {rows} × {cols} tensor, least first."),
         _sm,
         lambda p, fn: sorted(
             NAMES.values(), key=lambda v: fn(p["rows"], p["cols"], p["e"], next(k for k, n in NAMES.items() if n == v))
         ),
-        lambda p: [Step("=", f"{NAMES[k]}: {READS[k]} read(s) + 1 write of the tensor", READS[k] + 1) for k in NAMES],
+        lambda p: [
+            Step(
+                "=",
+                N_("{NAMES_k}: {READS_k} read(s) + 1 write of the tensor"),
+                READS[k] + 1,
+                args={"NAMES_k": NAMES[k], "READS_k": READS[k]},
+            )
+            for k in NAMES
+        ],
         kind="order",
         options=lambda p: [NAMES[k] for k in ("three_pass", "fused", "online")],
     ),
@@ -77,7 +92,10 @@ def _stream(rng: random.Random) -> Params:
 
 def _stream_steps(p: Params) -> list[Step]:
     m = max(p["xs"])
-    return [Step("=" if i == 0 else "+", f"e^({x:g} − {m:g})", math.exp(x - m)) for i, x in enumerate(p["xs"])]
+    return [
+        Step("=" if i == 0 else "+", N_("e^({x:g} − {m:g})"), math.exp(x - m), args={"x": x, "m": m})
+        for i, x in enumerate(p["xs"])
+    ]
 
 
 TEMPLATES += [
@@ -87,8 +105,10 @@ TEMPLATES += [
         "kernels",
         2,
         23,
-        "The online softmax streams x = [{shown}], keeping a running max m and denominator d = Σ e^(x − m). What is d "
-        "at the end?",
+        N_(
+            "The online softmax streams x = [{shown}], keeping a running max m and denominator d "
+            "= Σ e^(x − m). What is d at the end?"
+        ),
         _stream,
         lambda p, fn: fn(p["xs"])[1],
         _stream_steps,

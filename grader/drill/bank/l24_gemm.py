@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l24_gemm", "gemm")
 
@@ -28,17 +29,19 @@ def _gemm_steps(p: Params) -> list[Step]:
     return [
         Step(
             "=",
-            f"A: m·k × {e} B, re-read by ceil(n/BN) = {math.ceil(n / p['bn'])} tile columns",
+            N_("A: m·k × {e} B, re-read by ceil(n/BN) = {math_ceil_n_bn} tile columns"),
             m * k * e * math.ceil(n / p["bn"]),
             "B",
+            args={"e": e, "math_ceil_n_bn": math.ceil(n / p["bn"])},
         ),
         Step(
             "+",
-            f"B: k·n × {e} B, re-read by ceil(m/BM) = {math.ceil(m / p['bm'])} tile rows",
+            N_("B: k·n × {e} B, re-read by ceil(m/BM) = {math_ceil_m_bm} tile rows"),
             k * n * e * math.ceil(m / p["bm"]),
             "B",
+            args={"e": e, "math_ceil_m_bm": math.ceil(m / p["bm"])},
         ),
-        Step("+", "C written once", m * n * e, "B"),
+        Step("+", N_("C written once"), m * n * e, "B"),
     ]
 
 
@@ -49,13 +52,15 @@ TEMPLATES = [
         "kernels",
         2,
         24,
-        "A GEMM tile of BLOCK_M = {bm} × BLOCK_N = {bn}, {e}-byte elements: per step of k, how many FLOPs per byte "
-        "loaded from global memory?",
+        N_(
+            "A GEMM tile of BLOCK_M = {bm} × BLOCK_N = {bn}, {e}-byte elements: per step of k, "
+            "how many FLOPs per byte loaded from global memory?"
+        ),
         _tile,
         lambda p, fn: fn(p["bm"], p["bn"], p["e"]),
         lambda p: [
-            Step("=", "FLOPs per k-step: 2·BM·BN", 2 * p["bm"] * p["bn"], "FLOP"),
-            Step("÷", "bytes loaded per k-step: (BM + BN) × elem", (p["bm"] + p["bn"]) * p["e"], "B"),
+            Step("=", N_("FLOPs per k-step: 2·BM·BN"), 2 * p["bm"] * p["bn"], "FLOP"),
+            Step("÷", N_("bytes loaded per k-step: (BM + BN) × elem"), (p["bm"] + p["bn"]) * p["e"], "B"),
         ],
         "1",
         rtol=0.01,
@@ -67,8 +72,10 @@ TEMPLATES = [
         "kernels",
         3,
         24,
-        "A tiled GEMM, m = {m}, n = {n}, k = {k}, tiles {bm} × {bn}, {e}-byte elements, no L2 reuse: how many bytes "
-        "move between HBM and the SMs?",
+        N_(
+            "A tiled GEMM, m = {m}, n = {n}, k = {k}, tiles {bm} × {bn}, {e}-byte elements, no L2 "
+            "reuse: how many bytes move between HBM and the SMs?"
+        ),
         _gemm,
         lambda p, fn: fn(p["m"], p["n"], p["k"], p["bm"], p["bn"], p["e"]),
         _gemm_steps,
@@ -87,14 +94,15 @@ TEMPLATES += [
         "kernels",
         1,
         24,
-        "Order these GEMM tile shapes (BLOCK_M × BLOCK_N, fp16) by arithmetic intensity per k-step, lowest first.",
+        N_("Order these GEMM tile shapes (BLOCK_M × BLOCK_N, fp16) by arithmetic intensity per k-step, lowest first."),
         lambda rng: {"tiles": rng.sample(TILES, 4)},
         lambda p, fn: sorted(p["tiles"], key=lambda t: fn(*map(int, t.split(" × ")), 2)),
         lambda p: [
             Step(
                 "=",
-                f"{t}: 2·BM·BN/(2·(BM+BN))",
+                N_("{t}: 2·BM·BN/(2·(BM+BN))"),
                 int(t.split(" × ")[0]) * int(t.split(" × ")[1]) / (int(t.split(" × ")[0]) + int(t.split(" × ")[1])),
+                args={"t": t},
             )
             for t in p["tiles"]
         ],

@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l25_flash_attention", "attention")
 
@@ -23,9 +24,9 @@ def _attn(rng: random.Random) -> Params:
 def _std_steps(p: Params) -> list[Step]:
     n, d, e = p["n"], p["d"], p["e"]
     return [
-        Step("=", "read Q and K, write S", (2 * n * d + n * n) * e, "B"),
-        Step("+", "read S, write P", 2 * n * n * e, "B"),
-        Step("+", "read P and V, write O", (n * n + 2 * n * d) * e, "B"),
+        Step("=", N_("read Q and K, write S"), (2 * n * d + n * n) * e, "B"),
+        Step("+", N_("read S, write P"), 2 * n * n * e, "B"),
+        Step("+", N_("read P and V, write O"), (n * n + 2 * n * d) * e, "B"),
     ]
 
 
@@ -33,10 +34,16 @@ def _flash_steps(p: Params) -> list[Step]:
     n, d, e = p["n"], p["d"], p["e"]
     tiles = math.ceil(n / p["bm"])
     return [
-        Step("=", "Q read once", n * d * e, "B"),
-        Step("+", f"K and V read once per Q tile: {tiles} tiles × 2·N·d", tiles * 2 * n * d * e, "B"),
-        Step("+", "O written once", n * d * e, "B"),
-        Step("+", "logsumexp: 4 B per row", 4 * n, "B"),
+        Step("=", N_("Q read once"), n * d * e, "B"),
+        Step(
+            "+",
+            N_("K and V read once per Q tile: {tiles} tiles × 2·N·d"),
+            tiles * 2 * n * d * e,
+            "B",
+            args={"tiles": tiles},
+        ),
+        Step("+", N_("O written once"), n * d * e, "B"),
+        Step("+", N_("logsumexp: 4 B per row"), 4 * n, "B"),
     ]
 
 
@@ -47,8 +54,10 @@ TEMPLATES = [
         "kernels",
         2,
         25,
-        "Standard attention (S = QKᵀ and P = softmax(S) written to HBM), one head, N = {n}, d = {d}, {e}-byte "
-        "elements: how many bytes of HBM traffic?",
+        N_(
+            "Standard attention (S = QKᵀ and P = softmax(S) written to HBM), one head, N = {n}, d "
+            "= {d}, {e}-byte elements: how many bytes of HBM traffic?"
+        ),
         _attn,
         lambda p, fn: fn(p["n"], p["d"], p["e"]),
         _std_steps,
@@ -62,8 +71,11 @@ TEMPLATES = [
         "kernels",
         3,
         25,
-        "FlashAttention-2 forward, one head, N = {n}, d = {d}, Q tiles of {bm} rows, {e}-byte elements, non-causal: "
-        "how many bytes of HBM traffic (Q, K, V, O and the fp32 logsumexp)?",
+        N_(
+            "FlashAttention-2 forward, one head, N = {n}, d = {d}, Q tiles of {bm} rows, {e}-byte "
+            "elements, non-causal: how many bytes of HBM traffic (Q, K, V, O and the fp32 "
+            "logsumexp)?"
+        ),
         _attn,
         lambda p, fn: fn(p["n"], p["d"], p["bm"], p["e"]),
         _flash_steps,
@@ -77,13 +89,16 @@ TEMPLATES = [
         "kernels",
         1,
         25,
-        "A FlashAttention program stages one Q tile of {bm} rows and one K and one V tile of {bn} rows each, head "
-        "dim {d}, {e}-byte elements. How many bytes of shared memory do these tiles take?",
+        N_(
+            "A FlashAttention program stages one Q tile of {bm} rows and one K and one V tile of "
+            "{bn} rows each, head dim {d}, {e}-byte elements. How many bytes of shared memory do "
+            "these tiles take?"
+        ),
         _attn,
         lambda p, fn: fn(p["bm"], p["bn"], p["d"], p["e"]),
         lambda p: [
-            Step("=", "Q tile BM·d", p["bm"] * p["d"] * p["e"], "B"),
-            Step("+", "K and V tiles 2·BN·d", 2 * p["bn"] * p["d"] * p["e"], "B"),
+            Step("=", N_("Q tile BM·d"), p["bm"] * p["d"] * p["e"], "B"),
+            Step("+", N_("K and V tiles 2·BN·d"), 2 * p["bn"] * p["d"] * p["e"], "B"),
         ],
         "B",
         ("KiB", "KB", "B"),
@@ -91,7 +106,7 @@ TEMPLATES = [
     ),
 ]
 
-FITS = ["fits in 228 KiB", "does not fit"]
+FITS = [N_("fits in 228 KiB"), N_("does not fit")]
 
 TEMPLATES += [
     T(
@@ -100,8 +115,11 @@ TEMPLATES += [
         "kernels",
         2,
         25,
-        "On an H100 (228 KiB of shared memory per SM), a FlashAttention program stages a Q tile of {bm} rows and K, V "
-        "tiles of {bn} rows, head dim {d}, {e}-byte elements. Do the tiles fit in one SM's shared memory?",
+        N_(
+            "On an H100 (228 KiB of shared memory per SM), a FlashAttention program stages a Q "
+            "tile of {bm} rows and K, V tiles of {bn} rows, head dim {d}, {e}-byte elements. Do "
+            "the tiles fit in one SM's shared memory?"
+        ),
         lambda rng: {
             **_attn(rng),
             "bm": rng.choice([64, 128, 256]),
@@ -109,7 +127,7 @@ TEMPLATES += [
             "d": rng.choice([128, 256]),
         },
         lambda p, fn: FITS[0] if fn(p["bm"], p["bn"], p["d"], p["e"]) <= 228 * 1024 else FITS[1],
-        lambda p: [Step("=", "Q tile + K and V tiles", (p["bm"] + 2 * p["bn"]) * p["d"] * p["e"], "B")],
+        lambda p: [Step("=", N_("Q tile + K and V tiles"), (p["bm"] + 2 * p["bn"]) * p["d"] * p["e"], "B")],
         kind="choice",
         options=lambda p: list(FITS),
     ),

@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import Params, Step, T, shape
+from grader.i18n import N_
 
 FN = ("l26_decoder_arch", "decoder")
 
@@ -23,19 +24,19 @@ def _swiglu_steps(p: Params) -> list[Step]:
     scaled = int(p["m"] * base)
     up = -(-scaled // p["mult"]) * p["mult"]
     return [
-        Step("=", f"int(2·4h/3) = {base}", base),
-        Step("+", f"× ffn_dim_multiplier {p['m']:g}, truncated", scaled - base),
-        Step("+", f"rounded up to a multiple of {p['mult']}", up - scaled),
+        Step("=", N_("int(2·4h/3) = {base}"), base, args={"base": base}),
+        Step("+", N_("× ffn_dim_multiplier {m:g}, truncated"), scaled - base, args={"m": p["m"]}),
+        Step("+", N_("rounded up to a multiple of {mult}"), up - scaled, args={"mult": p["mult"]}),
     ]
 
 
 def _layer_steps(p: Params) -> list[Step]:
     h, kvd, f = p["hidden"], p["kv"] * p["head_dim"], p["ffn"]
     return [
-        Step("=", "Wq and Wo: 2·h²", 2 * h * h),
-        Step("+", "Wk and Wv: 2·h·h_kv", 2 * h * kvd),
-        Step("+", "gate, up, down: 3·h·f", 3 * h * f),
-        Step("+", "two RMSNorm weights: 2·h", 2 * h),
+        Step("=", N_("Wq and Wo: 2·h²"), 2 * h * h),
+        Step("+", N_("Wk and Wv: 2·h·h_kv"), 2 * h * kvd),
+        Step("+", N_("gate, up, down: 3·h·f"), 3 * h * f),
+        Step("+", N_("two RMSNorm weights: 2·h"), 2 * h),
     ]
 
 
@@ -55,8 +56,10 @@ TEMPLATES = [
         "memory",
         2,
         26,
-        "LLaMA's FeedForward with dim {h}, multiple_of {mult}, ffn_dim_multiplier {m:g}: what is the FFN's hidden "
-        "width?",
+        N_(
+            "LLaMA's FeedForward with dim {h}, multiple_of {mult}, ffn_dim_multiplier {m:g}: what "
+            "is the FFN's hidden width?"
+        ),
         _swiglu,
         lambda p, fn: fn(p["h"], p["mult"], p["m"]),
         _swiglu_steps,
@@ -70,8 +73,10 @@ TEMPLATES = [
         "memory",
         2,
         26,
-        "One {model} decoder block: hidden {hidden}, {heads} query heads and {kv} KV heads of {head_dim}, SwiGLU width "
-        "{ffn}, no biases. How many parameters?",
+        N_(
+            "One {model} decoder block: hidden {hidden}, {heads} query heads and {kv} KV heads of "
+            "{head_dim}, SwiGLU width {ffn}, no biases. How many parameters?"
+        ),
         lambda rng: shape(rng),
         lambda p, fn: fn(p["hidden"], p["heads"], p["kv"], p["ffn"])["total"],
         _layer_steps,
@@ -84,12 +89,17 @@ TEMPLATES = [
         "serving",
         2,
         26,
-        "NTK-aware RoPE scaling: base {base}, head dim {d}, context stretched {alpha}×. What is the new base?",
+        N_("NTK-aware RoPE scaling: base {base}, head dim {d}, context stretched {alpha}×. What is the new base?"),
         _ntk,
         lambda p, fn: fn(p["base"], p["alpha"], p["d"]),
         lambda p: [
-            Step("=", "base", p["base"]),
-            Step("×", f"α^(d/(d−2)) = {p['alpha']}^({p['d']}/{p['d'] - 2})", p["alpha"] ** (p["d"] / (p["d"] - 2))),
+            Step("=", N_("base"), p["base"]),
+            Step(
+                "×",
+                N_("α^(d/(d−2)) = {alpha}^({d}/{d_2})"),
+                p["alpha"] ** (p["d"] / (p["d"] - 2)),
+                args={"alpha": p["alpha"], "d": p["d"], "d_2": p["d"] - 2},
+            ),
         ],
         "1",
         rtol=0.005,
@@ -101,13 +111,16 @@ TEMPLATES = [
         "serving",
         2,
         26,
-        "Decode attention, one new token against S cached tokens: {heads} query heads, {kv} KV heads, KV cache in "
-        "{e}-byte elements. What is the arithmetic intensity in FLOP/B (S cancels)?",
+        N_(
+            "Decode attention, one new token against S cached tokens: {heads} query heads, {kv} "
+            "KV heads, KV cache in {e}-byte elements. What is the arithmetic intensity in FLOP/B "
+            "(S cancels)?"
+        ),
         _gqa,
         lambda p, fn: fn(p["heads"], p["kv"], p["e"]),
         lambda p: [
-            Step("=", "FLOPs 4·H_q·S·d, per S·d", 4 * p["heads"]),
-            Step("÷", f"bytes 2·H_kv·S·d·{p['e']}, per S·d", 2 * p["kv"] * p["e"], "B"),
+            Step("=", N_("FLOPs 4·H_q·S·d, per S·d"), 4 * p["heads"]),
+            Step("÷", N_("bytes 2·H_kv·S·d·{e}, per S·d"), 2 * p["kv"] * p["e"], "B", args={"e": p["e"]}),
         ],
         "1",
         rtol=0.01,
@@ -123,10 +136,10 @@ TEMPLATES += [
         "memory",
         1,
         26,
-        "One {model} block: hidden {hidden}, {kv} KV heads of {head_dim}. How many parameters in W_k?",
+        N_("One {model} block: hidden {hidden}, {kv} KV heads of {head_dim}. How many parameters in W_k?"),
         lambda rng: shape(rng),
         lambda p, fn: fn(p["hidden"], p["heads"], p["kv"], p["ffn"])["k"],
-        lambda p: [Step("=", "hidden", p["hidden"]), Step("×", "KV heads × head dim", p["kv"] * p["head_dim"])],
+        lambda p: [Step("=", N_("hidden"), p["hidden"]), Step("×", N_("KV heads × head dim"), p["kv"] * p["head_dim"])],
         "1",
         rtol=1e-5,
         source="GQA shrinks W_k and W_v by H_q / H_kv",
@@ -142,11 +155,16 @@ TEMPLATES += [
         "serving",
         1,
         26,
-        "Decode attention with 32 query heads, bf16 KV cache. Order these variants by arithmetic intensity, lowest "
-        "first.",
+        N_(
+            "Decode attention with 32 query heads, bf16 KV cache. Order these variants by "
+            "arithmetic intensity, lowest first."
+        ),
         lambda rng: {"names": rng.sample(sorted(ATTN), 4)},
         lambda p, fn: sorted(p["names"], key=lambda n: fn(32, ATTN[n], 2)),
-        lambda p: [Step("=", f"{n}: 4·32 / (2·{ATTN[n]}·2)", 32 / ATTN[n]) for n in p["names"]],
+        lambda p: [
+            Step("=", N_("{n}: 4·32 / (2·{ATTN_n}·2)"), 32 / ATTN[n], args={"n": n, "ATTN_n": ATTN[n]})
+            for n in p["names"]
+        ],
         kind="order",
         options=lambda p: list(p["names"]),
     ),

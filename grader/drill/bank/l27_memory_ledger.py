@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import BILLIONS, Params, Step, T, shape
+from grader.i18n import N_, _
 
 FN = ("l27_memory_ledger", "ledger")
 
@@ -23,10 +24,10 @@ def _act(rng: random.Random) -> Params:
 def _act_steps(p: Params) -> list[Step]:
     b, s, d, h = p["b"], p["s"], p["hidden"], p["heads"]
     if p["rc"] == "full":
-        return [Step("=", "full recompute keeps the layer input only: 2·B·S·d", 2 * b * s * d, "B")]
-    steps = [Step("=", "34·B·S·d (inputs of the matmuls, norms, dropout masks)", 34 * b * s * d, "B")]
+        return [Step("=", N_("full recompute keeps the layer input only: 2·B·S·d"), 2 * b * s * d, "B")]
+    steps = [Step("=", N_("34·B·S·d (inputs of the matmuls, norms, dropout masks)"), 34 * b * s * d, "B")]
     if p["rc"] == "none":
-        steps.append(Step("+", "5·B·H·S² (scores, softmax output, dropout mask)", 5 * b * h * s * s, "B"))
+        steps.append(Step("+", N_("5·B·H·S² (scores, softmax output, dropout mask)"), 5 * b * h * s * s, "B"))
     return steps
 
 
@@ -44,9 +45,9 @@ def _kv(rng: random.Random) -> Params:
 def _kv_steps(p: Params) -> list[Step]:
     e = 2 if p["dtype"] == "bf16" else 1
     return [
-        Step("=", "per token: 2 · L · H_kv · d · bytes", 2 * p["layers"] * p["kv"] * p["head_dim"] * e, "B"),
-        Step("×", "tokens per sequence", p["s"]),
-        Step("×", "sequences", p["b"]),
+        Step("=", N_("per token: 2 · L · H_kv · d · bytes"), 2 * p["layers"] * p["kv"] * p["head_dim"] * e, "B"),
+        Step("×", N_("tokens per sequence"), p["s"]),
+        Step("×", N_("sequences"), p["b"]),
     ]
 
 
@@ -82,8 +83,11 @@ TEMPLATES = [
         "memory",
         2,
         27,
-        "{model} shapes (hidden {hidden}, {heads} heads), micro-batch {b}, sequence {s}, 16-bit activations, "
-        "recomputation '{rc}': how many activation bytes does one layer keep for backward?",
+        N_(
+            "{model} shapes (hidden {hidden}, {heads} heads), micro-batch {b}, sequence {s}, "
+            "16-bit activations, recomputation '{rc}': how many activation bytes does one layer "
+            "keep for backward?"
+        ),
         _act,
         lambda p, fn: fn(p["b"], p["s"], p["hidden"], p["heads"], p["rc"]),
         _act_steps,
@@ -97,8 +101,10 @@ TEMPLATES = [
         "serving",
         2,
         27,
-        "{model} ({layers} layers, {kv} KV heads of {head_dim}), KV cache in {dtype}: how much memory do {b} "
-        "sequences of {s} tokens need?",
+        N_(
+            "{model} ({layers} layers, {kv} KV heads of {head_dim}), KV cache in {dtype}: how "
+            "much memory do {b} sequences of {s} tokens need?"
+        ),
         _kv,
         lambda p, fn: fn(p["layers"], p["kv"], p["head_dim"], p["s"], p["b"], 2 if p["dtype"] == "bf16" else 1),
         _kv_steps,
@@ -112,13 +118,16 @@ TEMPLATES = [
         "flops",
         3,
         27,
-        "Training {model} ({layers} layers, hidden {hidden}) on sequences of {s} tokens: the attention-score FLOPs "
-        "(QKᵀ and A·V, forward and backward) as a fraction of the weight FLOPs 6·P·S?",
+        N_(
+            "Training {model} ({layers} layers, hidden {hidden}) on sequences of {s} tokens: the "
+            "attention-score FLOPs (QKᵀ and A·V, forward and backward) as a fraction of the "
+            "weight FLOPs 6·P·S?"
+        ),
         _share,
         lambda p, fn: fn(p["layers"], p["hidden"], _params_of(p), p["s"]),
         lambda p: [
-            Step("=", "attention: 12·L·S²·d per sequence", 12 * p["layers"] * p["s"] ** 2 * p["hidden"], "FLOP"),
-            Step("÷", "weights: 6·P·S", 6 * _params_of(p) * p["s"], "FLOP"),
+            Step("=", N_("attention: 12·L·S²·d per sequence"), 12 * p["layers"] * p["s"] ** 2 * p["hidden"], "FLOP"),
+            Step("÷", N_("weights: 6·P·S"), 6 * _params_of(p) * p["s"], "FLOP"),
         ],
         "ratio",
         ("%",),
@@ -131,16 +140,16 @@ TEMPLATES = [
         "memory",
         1,
         27,
-        lambda p: (
-            f"A {p['billions']}B model, bf16 weights and gradients, {p['opt'][0]} keeping {p['opt'][1]} bytes "
-            "of optimizer state per parameter: static training memory, no sharding?"
-        ),
+        lambda p: _(
+            "A {billions}B model, bf16 weights and gradients, {opt_0} keeping {opt_1} bytes of "
+            "optimizer state per parameter: static training memory, no sharding?"
+        ).format(billions=p["billions"], opt_0=p["opt"][0], opt_1=p["opt"][1]),
         _mem,
         lambda p, fn: fn(p["n"], 2, 2, p["opt"][1])["total"],
         lambda p: [
-            Step("=", "bf16 weights 2 B × Ψ", 2 * p["n"], "B"),
-            Step("+", "bf16 gradients 2 B × Ψ", 2 * p["n"], "B"),
-            Step("+", f"optimizer {p['opt'][1]} B × Ψ", p["opt"][1] * p["n"], "B"),
+            Step("=", N_("bf16 weights 2 B × Ψ"), 2 * p["n"], "B"),
+            Step("+", N_("bf16 gradients 2 B × Ψ"), 2 * p["n"], "B"),
+            Step("+", N_("optimizer {opt_1} B × Ψ"), p["opt"][1] * p["n"], "B", args={"opt_1": p["opt"][1]}),
         ],
         "B",
         ("GB", "GiB", "TB", "B"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import MiB, Params, Step, T
+from grader.i18n import N_
 
 FN = ("l28_ddp_buckets", "ddp")
 
@@ -23,8 +24,14 @@ def _ar(rng: random.Random) -> Params:
 def _ar_steps(p: Params) -> list[Step]:
     n = p["world"]
     return [
-        Step("=", f"latency: 2(P−1) = {2 * (n - 1)} steps × α", 2 * (n - 1) * p["alpha_us"] * 1e-6, "s"),
-        Step("+", "bandwidth: 2(P−1)/P · bytes / β", 2 * (n - 1) / n * p["bytes"] / (p["beta_gb"] * 1e9), "s"),
+        Step(
+            "=",
+            N_("latency: 2(P−1) = {v2_n_1} steps × α"),
+            2 * (n - 1) * p["alpha_us"] * 1e-6,
+            "s",
+            args={"v2_n_1": 2 * (n - 1)},
+        ),
+        Step("+", N_("bandwidth: 2(P−1)/P · bytes / β"), 2 * (n - 1) / n * p["bytes"] / (p["beta_gb"] * 1e9), "s"),
     ]
 
 
@@ -54,11 +61,12 @@ def _tl_steps(p: Params) -> list[Step]:
     return [
         Step(
             "=",
-            f"the last all-reduce ends (each {d * 1e3:.3f} ms, one at a time, none before its bucket is ready)",
+            N_("the last all-reduce ends (each {d_1000_0:.3f} ms, one at a time, none before its bucket is ready)"),
             end,
             "s",
+            args={"d_1000_0": d * 1000.0},
         ),
-        Step("-", "the backward ends (the first layer's gradient)", n * gap, "s"),
+        Step("-", N_("the backward ends (the first layer's gradient)"), n * gap, "s"),
     ]
 
 
@@ -69,8 +77,10 @@ TEMPLATES = [
         "communication",
         2,
         28,
-        "DDP all-reduces a {mib} MiB gradient bucket over {world} ranks with a ring, α = {alpha_us} µs, β = "
-        "{beta_gb:g} GB/s. How long does it take?",
+        N_(
+            "DDP all-reduces a {mib} MiB gradient bucket over {world} ranks with a ring, α = "
+            "{alpha_us} µs, β = {beta_gb:g} GB/s. How long does it take?"
+        ),
         _ar,
         lambda p, fn: fn(p["bytes"], p["world"], p["alpha_us"] * 1e-6, p["beta_gb"] * 1e9),
         _ar_steps,
@@ -84,9 +94,12 @@ TEMPLATES = [
         "parallelism",
         3,
         28,
-        "DDP, {layers} layers of {mib} MiB each, one bucket per layer; the backward produces one layer's gradient "
-        "every {gap_ms} ms (last layer first). Each bucket's ring all-reduce over {world} ranks runs at {beta_gb} GB/s "
-        "(α ≈ 0), one at a time. How much communication is exposed after the backward ends?",
+        N_(
+            "DDP, {layers} layers of {mib} MiB each, one bucket per layer; the backward produces "
+            "one layer's gradient every {gap_ms} ms (last layer first). Each bucket's ring "
+            "all-reduce over {world} ranks runs at {beta_gb} GB/s (α ≈ 0), one at a time. How "
+            "much communication is exposed after the backward ends?"
+        ),
         _tl,
         lambda p, fn: fn(*_tl_args(p))["exposed_s"],
         _tl_steps,
@@ -112,7 +125,10 @@ def _bk_steps(p: Params) -> list[Step]:
             filled, n = 0, 0
     if n:
         buckets.append(n)
-    return [Step("=" if i == 0 else "+", f"bucket {i}: {k} tensor(s)", 1) for i, k in enumerate(buckets)]
+    return [
+        Step("=" if i == 0 else "+", N_("bucket {i}: {k} tensor(s)"), 1, args={"i": i, "k": k})
+        for i, k in enumerate(buckets)
+    ]
 
 
 TEMPLATES += [
@@ -122,8 +138,11 @@ TEMPLATES += [
         "parallelism",
         2,
         28,
-        "DDP registers parameters of {shown} MiB (in this order) and buckets them with a {cap} MiB cap: walking from "
-        "the last parameter, a bucket closes once it reaches the cap; tensors are never split. How many buckets?",
+        N_(
+            "DDP registers parameters of {shown} MiB (in this order) and buckets them with a "
+            "{cap} MiB cap: walking from the last parameter, a bucket closes once it reaches the "
+            "cap; tensors are never split. How many buckets?"
+        ),
         _bk,
         lambda p, fn: len(fn([s * MiB for s in p["sizes"]], p["cap"] * MiB)),
         _bk_steps,

@@ -5,13 +5,14 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import BILLIONS, Params, Step, T
+from grader.i18n import N_, _
 
 FN = ("l29_zero_fsdp", "zero")
 SHARDED = {
-    0: "nothing sharded",
-    1: "optimizer states sharded",
-    2: "optimizer states and gradients sharded",
-    3: "optimizer states, gradients and weights sharded",
+    0: N_("nothing sharded"),
+    1: N_("optimizer states sharded"),
+    2: N_("optimizer states and gradients sharded"),
+    3: N_("optimizer states, gradients and weights sharded"),
 }
 
 
@@ -29,9 +30,27 @@ def _mem_steps(p: Params) -> list[Step]:
     n, g, z = p["n"], p["gpus"], p["stage"]
     shard = -(-n // g)
     return [
-        Step("=", f"bf16 weights: 2 B × {'Ψ/N' if z >= 3 else 'Ψ'}", 2 * (shard if z >= 3 else n), "B"),
-        Step("+", f"bf16 gradients: 2 B × {'Ψ/N' if z >= 2 else 'Ψ'}", 2 * (shard if z >= 2 else n), "B"),
-        Step("+", f"Adam states: 12 B × {'Ψ/N' if z >= 1 else 'Ψ'}", 12 * (shard if z >= 1 else n), "B"),
+        Step(
+            "=",
+            N_("bf16 weights: 2 B × {share3}"),
+            2 * (shard if z >= 3 else n),
+            "B",
+            args={"share3": N_("Ψ/N") if z >= 3 else N_("Ψ")},
+        ),
+        Step(
+            "+",
+            N_("bf16 gradients: 2 B × {share2}"),
+            2 * (shard if z >= 2 else n),
+            "B",
+            args={"share2": N_("Ψ/N") if z >= 2 else N_("Ψ")},
+        ),
+        Step(
+            "+",
+            N_("Adam states: 12 B × {share1}"),
+            12 * (shard if z >= 1 else n),
+            "B",
+            args={"share1": N_("Ψ/N") if z >= 1 else N_("Ψ")},
+        ),
     ]
 
 
@@ -40,11 +59,11 @@ def _comm_steps(p: Params) -> list[Step]:
     per_pass = (g - 1) * -(-n // g) * 2
     passes = 3 if z == 3 else 2
     what = (
-        "reduce-scatter the gradients + all-gather the weights twice (forward and backward)"
+        N_("reduce-scatter the gradients + all-gather the weights twice (forward and backward)")
         if z == 3
-        else "reduce-scatter + all-gather (an all-reduce's two passes)"
+        else N_("reduce-scatter + all-gather (an all-reduce's two passes)")
     )
-    return [Step("=", "one ring pass: (N−1) chunks of Ψ/N bf16 values", per_pass, "B"), Step("×", what, passes)]
+    return [Step("=", N_("one ring pass: (N−1) chunks of Ψ/N bf16 values"), per_pass, "B"), Step("×", what, passes)]
 
 
 def _fsdp(rng: random.Random) -> Params:
@@ -74,8 +93,14 @@ def _fsdp_steps(p: Params) -> list[Step]:
     shards = sum(-(-u // g) for u in units) * 2
     window = max(sum(units[i : i + 1 + k]) for i in range(len(units))) * 2
     return [
-        Step("=", "every unit's bf16 shard, always resident", shards, "B"),
-        Step("+", f"the largest window of {1 + k} unsharded unit(s): running + prefetched", window, "B"),
+        Step("=", N_("every unit's bf16 shard, always resident"), shards, "B"),
+        Step(
+            "+",
+            N_("the largest window of {v1_k} unsharded unit(s): running + prefetched"),
+            window,
+            "B",
+            args={"v1_k": 1 + k},
+        ),
     ]
 
 
@@ -86,10 +111,10 @@ TEMPLATES = [
         "memory",
         2,
         29,
-        lambda p: (
-            f"A {p['billions']}B model, mixed-precision Adam (16 B/param), data parallel over {p['gpus']} GPUs "
-            f"with ZeRO-{p['stage']} ({SHARDED[p['stage']]}): static memory per GPU?"
-        ),
+        lambda p: _(
+            "A {billions}B model, mixed-precision Adam (16 B/param), data parallel over {gpus} "
+            "GPUs with ZeRO-{stage} ({SHARDED_stage}): static memory per GPU?"
+        ).format(billions=p["billions"], gpus=p["gpus"], stage=p["stage"], SHARDED_stage=_(SHARDED[p["stage"]])),
         _z,
         lambda p, fn: fn(p["n"], p["gpus"], p["stage"]),
         _mem_steps,
@@ -103,8 +128,10 @@ TEMPLATES = [
         "communication",
         3,
         29,
-        "A {billions}B model in bf16, data parallel over {gpus} GPUs with ZeRO-{stage}, ring collectives: how many "
-        "bytes does each GPU send per training step?",
+        N_(
+            "A {billions}B model in bf16, data parallel over {gpus} GPUs with ZeRO-{stage}, ring "
+            "collectives: how many bytes does each GPU send per training step?"
+        ),
         _z,
         lambda p, fn: fn(p["n"], p["gpus"], p["stage"]),
         _comm_steps,
@@ -118,9 +145,12 @@ TEMPLATES = [
         "memory",
         3,
         29,
-        "{model} under FSDP FULL_SHARD on {gpus} GPUs, wrapped per decoder layer ({layers} units of {per_layer} "
-        "parameters, plus one root unit of {rest} for the embeddings, final norm and head), bf16, prefetching "
-        "{prefetch} unit(s) ahead. Peak parameter bytes on one GPU?",
+        N_(
+            "{model} under FSDP FULL_SHARD on {gpus} GPUs, wrapped per decoder layer ({layers} "
+            "units of {per_layer} parameters, plus one root unit of {rest} for the embeddings, "
+            "final norm and head), bf16, prefetching {prefetch} unit(s) ahead. Peak parameter "
+            "bytes on one GPU?"
+        ),
         _fsdp,
         lambda p, fn: fn(_units(p), p["gpus"], p["prefetch"]),
         _fsdp_steps,
@@ -130,7 +160,13 @@ TEMPLATES = [
     ),
 ]
 
-STAGE_CHOICES = ["ZeRO-0 (plain DDP)", "ZeRO-1", "ZeRO-2", "ZeRO-3", "none: it does not fit even with ZeRO-3"]
+STAGE_CHOICES = [
+    N_("ZeRO-0 (plain DDP)"),
+    N_("ZeRO-1"),
+    N_("ZeRO-2"),
+    N_("ZeRO-3"),
+    N_("none: it does not fit even with ZeRO-3"),
+]
 
 
 def _fit(rng: random.Random) -> Params:
@@ -151,16 +187,23 @@ TEMPLATES += [
         "memory",
         2,
         29,
-        "A {billions}B model, mixed-precision Adam (16 B/param), data parallel over {gpus} GPUs of {mem_gib} GiB. "
-        "Counting static memory only, which is the lowest ZeRO stage that fits?",
+        N_(
+            "A {billions}B model, mixed-precision Adam (16 B/param), data parallel over {gpus} "
+            "GPUs of {mem_gib} GiB. Counting static memory only, which is the lowest ZeRO stage "
+            "that fits?"
+        ),
         _fit,
         _lowest,
         lambda p: [
             Step(
                 "=",
-                f"ZeRO-{z}: {sum(s.value for s in _mem_steps({**p, 'stage': z})) / 2**30:.1f} GiB",
+                N_("ZeRO-{z}: {total_gib:.1f} GiB"),
                 sum(s.value for s in _mem_steps({**p, "stage": z})),
                 "B",
+                args={
+                    "z": z,
+                    "total_gib": sum(s.value for s in _mem_steps({**p, "stage": z})) / 2**30,
+                },
             )
             for z in range(4)
         ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_, _
 
 FN = ("l30_model_parallel", "parallel")
 
@@ -29,9 +30,14 @@ def _tp(rng: random.Random) -> Params:
 def _tp_steps(p: Params) -> list[Step]:
     m = p["b"] * p["s"] * p["h"] * 2
     return [
-        Step("=", "message: b·s·h × 2 B", m, "B"),
-        Step("×", f"ring: 2(tp−1)/tp = {2 * (p['tp'] - 1)}/{p['tp']}", 2 * (p["tp"] - 1) / p["tp"]),
-        Step("×", "all-reduces per layer: attention and MLP, forward and backward", 4),
+        Step("=", N_("message: b·s·h × 2 B"), m, "B"),
+        Step(
+            "×",
+            N_("ring: 2(tp−1)/tp = {v2_tp_1}/{tp}"),
+            2 * (p["tp"] - 1) / p["tp"],
+            args={"v2_tp_1": 2 * (p["tp"] - 1), "tp": p["tp"]},
+        ),
+        Step("×", N_("all-reduces per layer: attention and MLP, forward and backward"), 4),
     ]
 
 
@@ -42,15 +48,15 @@ TEMPLATES = [
         "parallelism",
         2,
         30,
-        lambda p: (
-            f"A {p['p']}-stage pipeline, {p['m']} micro-batches per step{_inter(p)} (1F1B). What fraction of "
+        lambda p: _(
+            "A {p}-stage pipeline, {m} micro-batches per step{inter_p} (1F1B). What fraction of "
             "the step's wall time does each stage idle?"
-        ),
+        ).format(p=p["p"], m=p["m"], inter_p=_inter(p)),
         _pp,
         lambda p, fn: fn(p["p"], p["m"], p["v"]),
         lambda p: [
-            Step("=", "bubble: p − 1 chunk-times", p["p"] - 1),
-            Step("÷", "wall time: v·m + p − 1", p["v"] * p["m"] + p["p"] - 1),
+            Step("=", N_("bubble: p − 1 chunk-times"), p["p"] - 1),
+            Step("÷", N_("wall time: v·m + p − 1"), p["v"] * p["m"] + p["p"] - 1),
         ],
         "ratio",
         ("%",),
@@ -63,13 +69,13 @@ TEMPLATES = [
         "parallelism",
         2,
         30,
-        lambda p: (
-            f"A {p['p']}-stage pipeline, {p['m']} micro-batches{_inter(p)}. What is Megatron's bubble ratio "
+        lambda p: _(
+            "A {p}-stage pipeline, {m} micro-batches{inter_p}. What is Megatron's bubble ratio "
             "(bubble time over ideal compute time)?"
-        ),
+        ).format(p=p["p"], m=p["m"], inter_p=_inter(p)),
         _pp,
         lambda p, fn: fn(p["p"], p["m"], p["v"]),
-        lambda p: [Step("=", "bubble: p − 1", p["p"] - 1), Step("÷", "ideal: v·m", p["v"] * p["m"])],
+        lambda p: [Step("=", N_("bubble: p − 1"), p["p"] - 1), Step("÷", N_("ideal: v·m"), p["v"] * p["m"])],
         "ratio",
         ("%",),
         rtol=0.005,
@@ -81,8 +87,11 @@ TEMPLATES = [
         "communication",
         3,
         30,
-        "Megatron tensor parallelism TP = {tp}, micro-batch {b}, sequence {s}, hidden {h}, bf16 activations. How "
-        "many bytes does each GPU send per transformer layer and training step?",
+        N_(
+            "Megatron tensor parallelism TP = {tp}, micro-batch {b}, sequence {s}, hidden {h}, "
+            "bf16 activations. How many bytes does each GPU send per transformer layer and "
+            "training step?"
+        ),
         _tp,
         lambda p, fn: fn(p["b"], p["s"], p["h"], p["tp"]),
         _tp_steps,
@@ -113,10 +122,13 @@ TEMPLATES += [
         "parallelism",
         1,
         30,
-        "Order these pipelines (p stages, m micro-batches, 1F1B) by bubble fraction of wall time, smallest first.",
+        N_("Order these pipelines (p stages, m micro-batches, 1F1B) by bubble fraction of wall time, smallest first."),
         _configs,
         lambda p, fn: sorted(p["cfgs"], key=lambda c: (fn(*_pm(c)), c)),
-        lambda p: [Step("=", f"{c}: (p−1)/(m+p−1)", (_pm(c)[0] - 1) / (_pm(c)[1] + _pm(c)[0] - 1)) for c in p["cfgs"]],
+        lambda p: [
+            Step("=", N_("{c}: (p−1)/(m+p−1)"), (_pm(c)[0] - 1) / (_pm(c)[1] + _pm(c)[0] - 1), args={"c": c})
+            for c in p["cfgs"]
+        ],
         kind="order",
         options=lambda p: list(p["cfgs"]),
     ),

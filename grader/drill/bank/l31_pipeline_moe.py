@@ -7,6 +7,7 @@ import random
 from fractions import Fraction
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l31_pipeline_moe", "moe", "expert_capacity")
 
@@ -23,11 +24,11 @@ def _cap(rng: random.Random) -> Params:
 def _steps(p: Params) -> list[Step]:
     exact = Fraction(str(p["cf"])) * p["k"] * p["tokens"] / p["experts"]
     return [
-        Step("=", "capacity factor", p["cf"]),
-        Step("×", "k assignments per token", p["k"]),
-        Step("×", "tokens", p["tokens"]),
-        Step("÷", "experts", p["experts"]),
-        Step("+", "round up to a whole slot", float(math.ceil(exact) - exact)),
+        Step("=", N_("capacity factor"), p["cf"]),
+        Step("×", N_("k assignments per token"), p["k"]),
+        Step("×", N_("tokens"), p["tokens"]),
+        Step("÷", N_("experts"), p["experts"]),
+        Step("+", N_("round up to a whole slot"), float(math.ceil(exact) - exact)),
     ]
 
 
@@ -38,8 +39,10 @@ TEMPLATES = [
         "parallelism",
         2,
         31,
-        "A MoE layer with {experts} experts, top-{k} routing, {tokens} tokens in the batch, capacity factor {cf:g}. "
-        "How many assignments may one expert take?",
+        N_(
+            "A MoE layer with {experts} experts, top-{k} routing, {tokens} tokens in the batch, "
+            "capacity factor {cf:g}. How many assignments may one expert take?"
+        ),
         _cap,
         lambda p, fn: fn(p["tokens"], p["experts"], p["k"], p["cf"]),
         _steps,
@@ -71,16 +74,23 @@ TEMPLATES += [
         "parallelism",
         1,
         31,
-        "1F1B schedule, {p} stages, {m} micro-batches: how many forwards does stage {s} (0-based) run before its first "
-        "backward?",
+        N_(
+            "1F1B schedule, {p} stages, {m} micro-batches: how many forwards does stage {s} "
+            "(0-based) run before its first backward?"
+        ),
         _pp,
         lambda p, fn: _warm(fn(p["p"], p["m"], "1f1b")[p["s"]]),
         lambda p: [
             Step(
-                "=", f"warm-up min(p − s − 1, m) = {min(p['p'] - p['s'] - 1, p['m'])}", min(p["p"] - p["s"] - 1, p["m"])
+                "=",
+                N_("warm-up min(p − s − 1, m) = {min_p_s_1_m}"),
+                min(p["p"] - p["s"] - 1, p["m"]),
+                args={"min_p_s_1_m": min(p["p"] - p["s"] - 1, p["m"])},
             ),
             Step(
-                "+", "then the first steady-state forward, if a micro-batch is left", int(p["p"] - p["s"] - 1 < p["m"])
+                "+",
+                N_("then the first steady-state forward, if a micro-batch is left"),
+                int(p["p"] - p["s"] - 1 < p["m"]),
             ),
         ],
         "1",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T, gpu, shape
+from grader.i18n import N_
 
 FN = ("l32_prefill_decode", "inference")
 
@@ -17,10 +18,14 @@ def _roof_steps(p: Params) -> list[Step]:
     ai = 2 * p["t"] / 2
     if ai * p["bw"] < p["peak"]:
         return [
-            Step("=", f"intensity 2·T/2 B = {ai:g} FLOP/B (weights read once for T tokens)", ai),
-            Step("×", "HBM bandwidth: memory-bound", p["bw"], "B/s"),
+            Step("=", N_("intensity 2·T/2 B = {ai:g} FLOP/B (weights read once for T tokens)"), ai, args={"ai": ai}),
+            Step("×", N_("HBM bandwidth: memory-bound"), p["bw"], "B/s"),
         ]
-    return [Step("=", f"intensity {ai:g} FLOP/B is past the ridge: the compute roof", p["peak"], "FLOP/s")]
+    return [
+        Step(
+            "=", N_("intensity {ai:g} FLOP/B is past the ridge: the compute roof"), p["peak"], "FLOP/s", args={"ai": ai}
+        )
+    ]
 
 
 def _decode(rng: random.Random) -> Params:
@@ -41,14 +46,14 @@ def _decode(rng: random.Random) -> Params:
 
 def _decode_steps(p: Params) -> list[Step]:
     return [
-        Step("=", "bf16 weights read once per step: 2 B × P", 2 * p["n"], "B"),
+        Step("=", N_("bf16 weights read once per step: 2 B × P"), 2 * p["n"], "B"),
         Step(
             "+",
-            "every sequence's KV cache: batch × context × KV bytes per token",
+            N_("every sequence's KV cache: batch × context × KV bytes per token"),
             p["batch"] * p["ctx"] * p["kvt"],
             "B",
         ),
-        Step("÷", "HBM bandwidth", p["bw"], "B/s"),
+        Step("÷", N_("HBM bandwidth"), p["bw"], "B/s"),
     ]
 
 
@@ -67,8 +72,11 @@ TEMPLATES = [
         "serving",
         2,
         32,
-        "A forward step of {t} tokens through a bf16 model's weights on an {gpu} ({peak_t:g} TFLOP/s, {bw_t:g} TB/s), "
-        "counting only the weight reads: what FLOP/s can it attain at best?",
+        N_(
+            "A forward step of {t} tokens through a bf16 model's weights on an {gpu} ({peak_t:g} "
+            "TFLOP/s, {bw_t:g} TB/s), counting only the weight reads: what FLOP/s can it attain "
+            "at best?"
+        ),
         _roof,
         lambda p, fn: fn(p["t"], p["peak"], p["bw"])["attainable_flops"],
         _roof_steps,
@@ -82,13 +90,18 @@ TEMPLATES = [
         "serving",
         1,
         32,
-        "A step of {t} tokens through a bf16 model on an {gpu} ({peak_t:g} TFLOP/s, {bw_t:g} TB/s): is it memory- or "
-        "compute-bound?",
+        N_(
+            "A step of {t} tokens through a bf16 model on an {gpu} ({peak_t:g} TFLOP/s, {bw_t:g} "
+            "TB/s): is it memory- or compute-bound?"
+        ),
         _roof,
         lambda p, fn: fn(p["t"], p["peak"], p["bw"])["bound"],
-        lambda p: [Step("=", "intensity ≈ T FLOP/B", p["t"]), Step("=", "ridge peak / bandwidth", p["peak"] / p["bw"])],
+        lambda p: [
+            Step("=", N_("intensity ≈ T FLOP/B"), p["t"]),
+            Step("=", N_("ridge peak / bandwidth"), p["peak"] / p["bw"]),
+        ],
         kind="choice",
-        options=lambda p: ["memory", "compute"],
+        options=lambda p: [N_("memory"), N_("compute")],
     ),
     T(
         "l32.decode_step_floor",
@@ -96,8 +109,11 @@ TEMPLATES = [
         "serving",
         3,
         32,
-        "{model} ({billions}B parameters, bf16, {kvt} B of KV per token) decodes one token for {batch} sequences of "
-        "{ctx} cached tokens on one {gpu} ({bw_t:g} TB/s). What is the lower bound on the step's time?",
+        N_(
+            "{model} ({billions}B parameters, bf16, {kvt} B of KV per token) decodes one token "
+            "for {batch} sequences of {ctx} cached tokens on one {gpu} ({bw_t:g} TB/s). What is "
+            "the lower bound on the step's time?"
+        ),
         _decode,
         lambda p, fn: fn(p["n"], p["batch"], p["ctx"], p["kvt"], p["bw"]),
         _decode_steps,
@@ -111,13 +127,15 @@ TEMPLATES = [
         "serving",
         2,
         32,
-        "A request arrives at t = 0; its {n} tokens come out at t = {first} s (first) … {last} s (last). What is its "
-        "TPOT (time per output token after the first)?",
+        N_(
+            "A request arrives at t = 0; its {n} tokens come out at t = {first} s (first) … "
+            "{last} s (last). What is its TPOT (time per output token after the first)?"
+        ),
         _tok,
         lambda p, fn: fn(0.0, p["times"])["tpot"],
         lambda p: [
-            Step("=", "E2E − TTFT = last − first", p["last"] - p["first"], "s"),
-            Step("÷", "N − 1 gaps", p["n"] - 1),
+            Step("=", N_("E2E − TTFT = last − first"), p["last"] - p["first"], "s"),
+            Step("÷", N_("N − 1 gaps"), p["n"] - 1),
         ],
         "s",
         ("ms", "s"),
@@ -139,9 +157,10 @@ def _lat_steps(p: Params) -> list[Step]:
     return [
         Step(
             "=",
-            f"the ceil({p['q']}/100 × {len(p['values'])}) = {rank}-th smallest value",
+            N_("the ceil({q}/100 × {len_values}) = {rank}-th smallest value"),
             sorted(p["values"])[rank - 1],
             "ms",
+            args={"q": p["q"], "len_values": len(p["values"]), "rank": rank},
         )
     ]
 
@@ -167,10 +186,10 @@ TEMPLATES += [
         "serving",
         1,
         32,
-        "TTFT samples (ms): {shown}. What is the P{q} by nearest rank?",
+        N_("TTFT samples (ms): {shown}. What is the P{q} by nearest rank?"),
         _lat,
         lambda p, fn: fn(p["values"], p["q"]) / 1000,
-        lambda p: [Step(s.op, s.label, s.value / 1000, "s") for s in _lat_steps(p)],
+        lambda p: [Step(s.op, s.label, s.value / 1000, "s", s.args) for s in _lat_steps(p)],
         "s",
         ("ms", "s"),
         rtol=1e-6,
@@ -182,17 +201,20 @@ TEMPLATES += [
         "serving",
         2,
         32,
-        "In a {window} s window these requests finished (TTFT / TPOT): {shown}. SLOs: TTFT ≤ {ttft_slo:g} s and "
-        "TPOT ≤ {tpot_slo:g} s. What is the goodput in requests per second?",
+        N_(
+            "In a {window} s window these requests finished (TTFT / TPOT): {shown}. SLOs: TTFT ≤ "
+            "{ttft_slo:g} s and TPOT ≤ {tpot_slo:g} s. What is the goodput in requests per "
+            "second?"
+        ),
         _good,
         lambda p, fn: fn(p["reqs"], p["ttft_slo"], p["tpot_slo"], p["window"]),
         lambda p: [
             Step(
                 "=",
-                "requests meeting both SLOs",
+                N_("requests meeting both SLOs"),
                 sum(1 for r in p["reqs"] if r["ttft"] <= p["ttft_slo"] and r["tpot"] <= p["tpot_slo"]),
             ),
-            Step("÷", "window", p["window"], "s"),
+            Step("÷", N_("window"), p["window"], "s"),
         ],
         "1",
         rtol=1e-6,
@@ -207,11 +229,13 @@ TEMPLATES += [
         "serving",
         2,
         32,
-        "A step of {t} tokens through a bf16 model on an {gpu} ({peak_t:g} TFLOP/s, {bw_t:g} TB/s), weights only: what "
-        "fraction of the peak can it reach at best?",
+        N_(
+            "A step of {t} tokens through a bf16 model on an {gpu} ({peak_t:g} TFLOP/s, {bw_t:g} "
+            "TB/s), weights only: what fraction of the peak can it reach at best?"
+        ),
         _roof,
         lambda p, fn: fn(p["t"], p["peak"], p["bw"])["peak_fraction"],
-        lambda p: [*_roof_steps(p), Step("÷", "peak", p["peak"], "FLOP/s")],
+        lambda p: [*_roof_steps(p), Step("÷", N_("peak"), p["peak"], "FLOP/s")],
         "ratio",
         ("%",),
         rtol=0.005,

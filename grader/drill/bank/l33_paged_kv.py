@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l33_paged_kv", "paged")
 
@@ -22,13 +23,13 @@ def _util(rng: random.Random) -> Params:
 
 def _paged_steps(p: Params) -> list[Step]:
     slots = sum(math.ceil(n / p["bs"]) for n in p["lengths"]) * p["bs"]
-    return [Step("=", "tokens", sum(p["lengths"])), Step("÷", "slots: Σ ceil(len/B) × B, per sequence", slots)]
+    return [Step("=", N_("tokens"), sum(p["lengths"])), Step("÷", N_("slots: Σ ceil(len/B) × B, per sequence"), slots)]
 
 
 def _static_steps(p: Params) -> list[Step]:
     return [
-        Step("=", "tokens", sum(p["lengths"])),
-        Step("÷", "slots: every sequence pre-allocated at the maximum", len(p["lengths"]) * p["smax"]),
+        Step("=", N_("tokens"), sum(p["lengths"])),
+        Step("÷", N_("slots: every sequence pre-allocated at the maximum"), len(p["lengths"]) * p["smax"]),
     ]
 
 
@@ -41,7 +42,12 @@ def _static_cb_steps(p: Params) -> list[Step]:
     b, ls = p["batch"], p["lengths"]
     groups = [ls[i : i + b] for i in range(0, len(ls), b)]
     return [
-        Step("=" if i == 0 else "+", f"group {i + 1}: runs until its longest, {max(g)}", max(g))
+        Step(
+            "=" if i == 0 else "+",
+            N_("group {i_1}: runs until its longest, {max_g}"),
+            max(g),
+            args={"i_1": i + 1, "max_g": max(g)},
+        )
         for i, g in enumerate(groups)
     ]
 
@@ -53,12 +59,12 @@ TEMPLATES = [
         "serving",
         1,
         33,
-        "A sequence of {n} tokens, KV blocks of {bs} tokens: how many blocks does it hold?",
+        N_("A sequence of {n} tokens, KV blocks of {bs} tokens: how many blocks does it hold?"),
         _blocks,
         lambda p, fn: fn(p["n"], p["bs"]),
         lambda p: [
-            Step("=", "n / B", p["n"] / p["bs"]),
-            Step("+", "round up to whole blocks", math.ceil(p["n"] / p["bs"]) - p["n"] / p["bs"]),
+            Step("=", N_("n / B"), p["n"] / p["bs"]),
+            Step("+", N_("round up to whole blocks"), math.ceil(p["n"] / p["bs"]) - p["n"] / p["bs"]),
         ],
         "1",
         rtol=1e-9,
@@ -70,8 +76,10 @@ TEMPLATES = [
         "serving",
         2,
         33,
-        "Sequences of {shown} tokens in a paged KV cache with blocks of {bs} tokens (each sequence its own blocks): "
-        "what fraction of the allocated slots hold tokens?",
+        N_(
+            "Sequences of {shown} tokens in a paged KV cache with blocks of {bs} tokens (each "
+            "sequence its own blocks): what fraction of the allocated slots hold tokens?"
+        ),
         _util,
         lambda p, fn: fn(p["lengths"], p["bs"], p["smax"])["paged_utilization"],
         _paged_steps,
@@ -86,8 +94,10 @@ TEMPLATES = [
         "serving",
         1,
         33,
-        "Sequences of {shown} tokens, each pre-allocated a contiguous KV region for {smax} tokens: what fraction of "
-        "the reserved slots hold tokens?",
+        N_(
+            "Sequences of {shown} tokens, each pre-allocated a contiguous KV region for {smax} "
+            "tokens: what fraction of the reserved slots hold tokens?"
+        ),
         _util,
         lambda p, fn: fn(p["lengths"], p["bs"], p["smax"])["static_utilization"],
         _static_steps,
@@ -102,8 +112,11 @@ TEMPLATES = [
         "serving",
         2,
         33,
-        "{batch} decode slots; requests in order generate {shown} tokens (one per slot per step). Static batching "
-        "runs consecutive groups of {batch} until each group's longest finishes: how many steps in all?",
+        N_(
+            "{batch} decode slots; requests in order generate {shown} tokens (one per slot per "
+            "step). Static batching runs consecutive groups of {batch} until each group's longest "
+            "finishes: how many steps in all?"
+        ),
         _cb,
         lambda p, fn: fn(p["lengths"], p["batch"])["static_steps"],
         _static_cb_steps,
@@ -120,15 +133,18 @@ TEMPLATES += [
         "serving",
         2,
         33,
-        "Sequences of {shown} tokens in a paged KV cache with blocks of {bs} tokens: how many token slots sit empty "
-        "in the sequences' last blocks?",
+        N_(
+            "Sequences of {shown} tokens in a paged KV cache with blocks of {bs} tokens: how many "
+            "token slots sit empty in the sequences' last blocks?"
+        ),
         _util,
         lambda p, fn: fn(p["lengths"], p["bs"], p["smax"])["internal_waste_slots"],
         lambda p: [
             Step(
                 "=" if i == 0 else "+",
-                f"{n} tokens: ceil({n}/{p['bs']})·{p['bs']} − {n}",
+                N_("{n} tokens: ceil({n}/{bs})·{bs} − {n}"),
                 math.ceil(n / p["bs"]) * p["bs"] - n,
+                args={"n": n, "bs": p["bs"]},
             )
             for i, n in enumerate(p["lengths"])
         ],
@@ -144,11 +160,14 @@ TEMPLATES += [
         "serving",
         1,
         33,
-        "Sequences of {shown} tokens, KV blocks of {bs} tokens, each sequence its own blocks: how many blocks in all?",
+        N_(
+            "Sequences of {shown} tokens, KV blocks of {bs} tokens, each sequence its own blocks: "
+            "how many blocks in all?"
+        ),
         _util,
         lambda p, fn: fn(p["lengths"], p["bs"], p["smax"])["blocks"],
         lambda p: [
-            Step("=" if i == 0 else "+", f"ceil({n}/{p['bs']})", math.ceil(n / p["bs"]))
+            Step("=" if i == 0 else "+", N_("ceil({n}/{bs})"), math.ceil(n / p["bs"]), args={"n": n, "bs": p["bs"]})
             for i, n in enumerate(p["lengths"])
         ],
         "1",

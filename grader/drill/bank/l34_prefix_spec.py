@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l34_prefix_spec", "spec_decode")
 
@@ -29,11 +30,16 @@ TEMPLATES = [
         "serving",
         2,
         34,
-        "Speculative decoding, γ = {gamma} drafted tokens per round, each accepted with probability α = {alpha:g} "
-        "independently until the first rejection. How many tokens does a round emit on average?",
+        N_(
+            "Speculative decoding, γ = {gamma} drafted tokens per round, each accepted with "
+            "probability α = {alpha:g} independently until the first rejection. How many tokens "
+            "does a round emit on average?"
+        ),
         _spec,
         lambda p, fn: fn(p["alpha"], p["gamma"]),
-        lambda p: [Step("=" if i == 0 else "+", f"α^{i}", p["alpha"] ** i) for i in range(p["gamma"] + 1)],
+        lambda p: [
+            Step("=" if i == 0 else "+", N_("α^{i}"), p["alpha"] ** i, args={"i": i}) for i in range(p["gamma"] + 1)
+        ],
         "1",
         rtol=0.005,
         source="Leviathan et al. 2023: E = (1 − α^(γ+1)) / (1 − α)",
@@ -44,16 +50,22 @@ TEMPLATES = [
         "serving",
         3,
         34,
-        "Speculative decoding: α = {alpha:g}, γ = {gamma}, a draft step takes {draft_ms:g} ms and a target pass "
-        "{target_ms} ms. What is the speed-up over plain decoding (one target pass per token)?",
+        N_(
+            "Speculative decoding: α = {alpha:g}, γ = {gamma}, a draft step takes {draft_ms:g} ms "
+            "and a target pass {target_ms} ms. What is the speed-up over plain decoding (one "
+            "target pass per token)?"
+        ),
         _spec,
         lambda p, fn: fn(p["alpha"], p["gamma"], p["draft_ms"] / 1000, p["target_ms"] / 1000)["speedup"],
         lambda p: [
-            Step("=", "target pass per plain token", p["target_ms"] / 1000, "s"),
+            Step("=", N_("target pass per plain token"), p["target_ms"] / 1000, "s"),
             Step(
-                "÷", "round: γ drafts + one target pass", p["gamma"] * p["draft_ms"] / 1000 + p["target_ms"] / 1000, "s"
+                "÷",
+                N_("round: γ drafts + one target pass"),
+                p["gamma"] * p["draft_ms"] / 1000 + p["target_ms"] / 1000,
+                "s",
             ),
-            Step("×", "tokens per round E", _e(p)),
+            Step("×", N_("tokens per round E"), _e(p)),
         ],
         "1",
         rtol=0.005,
@@ -65,15 +77,20 @@ TEMPLATES = [
         "serving",
         2,
         34,
-        "Speculative decoding: α = {alpha:g}, γ = {gamma}, draft step {draft_ms:g} ms, target pass {target_ms} ms. "
-        "What is the time per output token?",
+        N_(
+            "Speculative decoding: α = {alpha:g}, γ = {gamma}, draft step {draft_ms:g} ms, target "
+            "pass {target_ms} ms. What is the time per output token?"
+        ),
         _spec,
         lambda p, fn: fn(p["alpha"], p["gamma"], p["draft_ms"] / 1000, p["target_ms"] / 1000)["tpot_s"],
         lambda p: [
             Step(
-                "=", "round: γ drafts + one target pass", p["gamma"] * p["draft_ms"] / 1000 + p["target_ms"] / 1000, "s"
+                "=",
+                N_("round: γ drafts + one target pass"),
+                p["gamma"] * p["draft_ms"] / 1000 + p["target_ms"] / 1000,
+                "s",
             ),
-            Step("÷", "tokens per round E", _e(p)),
+            Step("÷", N_("tokens per round E"), _e(p)),
         ],
         "s",
         ("ms", "s"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import Params, Step, T, shape
+from grader.i18n import N_, _
 
 FN = ("l35_pd_disagg", "disagg")
 LINKS = {
@@ -23,8 +24,8 @@ def _kv(rng: random.Random) -> Params:
 
 def _kv_steps(p: Params) -> list[Step]:
     return [
-        Step("=", "per token: 2 · L · H_kv · d · bytes", 2 * p["layers"] * p["kv"] * p["head_dim"] * p["e"], "B"),
-        Step("×", "tokens the decode node does not hold yet", p["tokens"] - p["cached"]),
+        Step("=", N_("per token: 2 · L · H_kv · d · bytes"), 2 * p["layers"] * p["kv"] * p["head_dim"] * p["e"], "B"),
+        Step("×", N_("tokens the decode node does not hold yet"), p["tokens"] - p["cached"]),
     ]
 
 
@@ -40,11 +41,13 @@ def _layer(rng: random.Random) -> Params:
 def _layer_steps(p: Params) -> list[Step]:
     tx, tc, n = p["mib"] * 2**20 / (p["bw_gb"] * 1e9), p["tc_ms"] / 1000, p["layers"]
     if tx <= tc:
-        return [Step("=", "each layer's transfer hides behind the next layer's compute: only the last shows", tx, "s")]
+        return [
+            Step("=", N_("each layer's transfer hides behind the next layer's compute: only the last shows"), tx, "s")
+        ]
     return [
-        Step("=", "the transfers queue up: first layer's compute", tc, "s"),
-        Step("+", "L transfers back to back", n * tx, "s"),
-        Step("-", "L layers of compute", n * tc, "s"),
+        Step("=", N_("the transfers queue up: first layer's compute"), tc, "s"),
+        Step("+", N_("L transfers back to back"), n * tx, "s"),
+        Step("-", N_("L layers of compute"), n * tc, "s"),
     ]
 
 
@@ -81,8 +84,11 @@ TEMPLATES = [
         "serving",
         2,
         35,
-        "{model} ({layers} layers, {kv} KV heads of {head_dim}), {dtype} KV: the prefill node hands a {tokens}-token "
-        "prompt to a decode node that already holds the first {cached} tokens' KV. How many bytes cross the network?",
+        N_(
+            "{model} ({layers} layers, {kv} KV heads of {head_dim}), {dtype} KV: the prefill node "
+            "hands a {tokens}-token prompt to a decode node that already holds the first {cached} "
+            "tokens' KV. How many bytes cross the network?"
+        ),
         _kv,
         lambda p, fn: fn(p["tokens"], p["layers"], p["kv"], p["head_dim"], p["e"], p["cached"]),
         _kv_steps,
@@ -96,11 +102,14 @@ TEMPLATES = [
         "communication",
         2,
         35,
-        "{model} ({layers} layers, {kv} KV heads of {head_dim}), {dtype} KV, a {tokens}-token prompt (nothing cached "
-        "on the decode side) over {link}: how long does the KV transfer take (no latency term)?",
+        N_(
+            "{model} ({layers} layers, {kv} KV heads of {head_dim}), {dtype} KV, a {tokens}-token "
+            "prompt (nothing cached on the decode side) over {link}: how long does the KV "
+            "transfer take (no latency term)?"
+        ),
         lambda rng: {**_kv(rng), "cached": 0},
         lambda p, fn: fn(2 * p["layers"] * p["kv"] * p["head_dim"] * p["e"] * p["tokens"], p["bw"]),
-        lambda p: [*_kv_steps(p), Step("÷", "link bandwidth", p["bw"], "B/s")],
+        lambda p: [*_kv_steps(p), Step("÷", N_("link bandwidth"), p["bw"], "B/s")],
         "s",
         ("ms", "s"),
     ),
@@ -110,8 +119,11 @@ TEMPLATES = [
         "serving",
         3,
         35,
-        "Prefill of {layers} layers at {tc_ms:g} ms each; each layer's KV is {mib} MiB, sent layer by layer over one "
-        "{bw_gb} GB/s link as soon as the layer is computed. How much transfer time is left after the prefill ends?",
+        N_(
+            "Prefill of {layers} layers at {tc_ms:g} ms each; each layer's KV is {mib} MiB, sent "
+            "layer by layer over one {bw_gb} GB/s link as soon as the layer is computed. How much "
+            "transfer time is left after the prefill ends?"
+        ),
         _layer,
         lambda p, fn: fn(p["layers"], p["tc_ms"] / 1000, p["mib"] * 2**20, p["bw_gb"] * 1e9)["layerwise_s"],
         _layer_steps,
@@ -126,11 +138,14 @@ TEMPLATES = [
         "serving",
         2,
         35,
-        "Prompts of {lin} tokens, outputs of {lout}; a prefill instance processes {tp} tokens/s, a decode instance "
-        "{td}. How many decode instances per prefill instance keep both busy?",
+        N_(
+            "Prompts of {lin} tokens, outputs of {lout}; a prefill instance processes {tp} "
+            "tokens/s, a decode instance {td}. How many decode instances per prefill instance "
+            "keep both busy?"
+        ),
         _ratio,
         lambda p, fn: fn(p["lin"], p["lout"], p["tp"], p["td"]),
-        lambda p: [Step("=", "L_out / L_in", p["lout"] / p["lin"]), Step("×", "Θ_P / Θ_D", p["tp"] / p["td"])],
+        lambda p: [Step("=", N_("L_out / L_in"), p["lout"] / p["lin"]), Step("×", N_("Θ_P / Θ_D"), p["tp"] / p["td"])],
         "1",
         rtol=0.005,
     ),
@@ -140,20 +155,26 @@ TEMPLATES = [
         "serving",
         2,
         35,
-        lambda p: (
-            f"A {p['d']:g} s prefill (whole prompt) can go to: {_pick_label(p)}. Score = (1 − cached)·D + "
-            "queue; TTFT SLO 1 s. Which instance does the conductor pick (or does it reject with 429)?"
-        ),
+        lambda p: _(
+            "A {d:g} s prefill (whole prompt) can go to: {pick_label_p}. Score = (1 − cached)·D + "
+            "queue; TTFT SLO 1 s. Which instance does the conductor pick (or does it reject with "
+            "429)?"
+        ).format(d=p["d"], pick_label_p=_pick_label(p)),
         _pick,
         lambda p, fn: (lambda i: "reject (429)" if i is None else f"instance {i}")(
             fn(p["hits"], p["queues"], p["d"], 1.0, 1.0)
         ),
         lambda p: [
-            Step("=", f"instance {i}: (1 − {h:g})·{p['d']:g} + {q:g}", (1 - h) * p["d"] + q)
+            Step(
+                "=",
+                N_("instance {i}: (1 − {h:g})·{d:g} + {q:g}"),
+                (1 - h) * p["d"] + q,
+                args={"i": i, "h": h, "d": p["d"], "q": q},
+            )
             for i, (h, q) in enumerate(zip(p["hits"], p["queues"], strict=True))
         ],
         kind="choice",
-        options=lambda p: [f"instance {i}" for i in range(p["n"])] + ["reject (429)"],
+        options=lambda p: [f"instance {i}" for i in range(p["n"])] + [N_("reject (429)")],
         source="Mooncake (Qin et al. 2024): KV-cache-centric scheduling",
     ),
 ]

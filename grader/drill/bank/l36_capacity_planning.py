@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import GB, Params, Step, T
+from grader.i18n import N_
 
 FN = ("l36_capacity_planning", "capacity")
 MODELS = {
@@ -32,10 +33,10 @@ def _kv(rng: random.Random) -> Params:
 def _kv_steps(p: Params) -> list[Step]:
     heads = max(1, p["kv"] // p["tp"])
     return [
-        Step("=", "K and V × layers", 2 * p["layers"]),
-        Step("×", f"KV heads on this GPU: max(1, {p['kv']}/{p['tp']})", heads),
-        Step("×", "head dim", p["hd"]),
-        Step("×", "bf16", 2, "B"),
+        Step("=", N_("K and V × layers"), 2 * p["layers"]),
+        Step("×", N_("KV heads on this GPU: max(1, {kv}/{tp})"), heads, args={"kv": p["kv"], "tp": p["tp"]}),
+        Step("×", N_("head dim"), p["hd"]),
+        Step("×", N_("bf16"), 2, "B"),
     ]
 
 
@@ -52,9 +53,15 @@ def _pool(rng: random.Random) -> Params:
 
 def _pool_steps(p: Params) -> list[Step]:
     return [
-        Step("=", f"budget: floor({p['gpu_gb']} GB × {p['util']})", math.floor(p["gpu_gb"] * GB * p["util"]), "B"),
-        Step("-", "weights", p["w_gb"] * GB, "B"),
-        Step("-", "runtime (context, graphs, activations)", p["rt_gb"] * GB, "B"),
+        Step(
+            "=",
+            N_("budget: floor({gpu_gb} GB × {util})"),
+            math.floor(p["gpu_gb"] * GB * p["util"]),
+            "B",
+            args={"gpu_gb": p["gpu_gb"], "util": p["util"]},
+        ),
+        Step("-", N_("weights"), p["w_gb"] * GB, "B"),
+        Step("-", N_("runtime (context, graphs, activations)"), p["rt_gb"] * GB, "B"),
     ]
 
 
@@ -70,9 +77,9 @@ def _bmax_steps(p: Params) -> list[Step]:
     per = p["kvt"] * p["s"]
     exact = p["pool_gb"] * GB / per
     return [
-        Step("=", "pool", p["pool_gb"] * GB, "B"),
-        Step("÷", "KV bytes of one request: per token × S_total", per, "B"),
-        Step("-", "whole requests only", exact - math.floor(exact)),
+        Step("=", N_("pool"), p["pool_gb"] * GB, "B"),
+        Step("÷", N_("KV bytes of one request: per token × S_total"), per, "B"),
+        Step("-", N_("whole requests only"), exact - math.floor(exact)),
     ]
 
 
@@ -98,18 +105,24 @@ def _cluster_steps(p: Params) -> list[Step]:
     if thr >= mem:
         return [
             Step(
-                "=", f"throughput: ceil(QPS·S_gen / node tok/s × 1.25 × 1.15) = {thr} nodes (memory needs {mem})", thr
+                "=",
+                N_("throughput: ceil(QPS·S_gen / node tok/s × 1.25 × 1.15) = {thr} nodes (memory needs {mem})"),
+                thr,
+                args={"thr": thr, "mem": mem},
             ),
-            Step("×", "GPUs per node", 8),
+            Step("×", N_("GPUs per node"), 8),
         ]
     return [
         Step(
             "=",
-            f"memory: concurrency QPS·(TTFT + S_gen·TPOT) = {p['qps'] * life:g}, over B_max per node, "
-            f"× 1.25 × 1.15 → {mem} nodes (throughput needs {thr})",
+            N_(
+                "memory: concurrency QPS·(TTFT + S_gen·TPOT) = {qps_life:g}, over B_max per node, × "
+                "1.25 × 1.15 → {mem} nodes (throughput needs {thr})"
+            ),
             mem,
+            args={"qps_life": p["qps"] * life, "mem": mem, "thr": thr},
         ),
-        Step("×", "GPUs per node", 8),
+        Step("×", N_("GPUs per node"), 8),
     ]
 
 
@@ -120,8 +133,10 @@ TEMPLATES = [
         "serving",
         2,
         36,
-        "{model} ({layers} layers, {kv} KV heads of {hd}), bf16 KV cache, tensor parallel TP = {tp}: how many bytes "
-        "of KV does one GPU cache per token?",
+        N_(
+            "{model} ({layers} layers, {kv} KV heads of {hd}), bf16 KV cache, tensor parallel TP "
+            "= {tp}: how many bytes of KV does one GPU cache per token?"
+        ),
         _kv,
         lambda p, fn: fn(p["layers"], p["kv"], p["hd"], p["tp"]),
         _kv_steps,
@@ -135,8 +150,11 @@ TEMPLATES = [
         "serving",
         1,
         36,
-        "A {gpu_gb} GB GPU, gpu_memory_utilization {util}, {w_gb} GB of weights on it, {rt_gb} GB of runtime "
-        "(CUDA context, graphs, activations). How many bytes are left for the paged KV cache?",
+        N_(
+            "A {gpu_gb} GB GPU, gpu_memory_utilization {util}, {w_gb} GB of weights on it, "
+            "{rt_gb} GB of runtime (CUDA context, graphs, activations). How many bytes are left "
+            "for the paged KV cache?"
+        ),
         _pool,
         lambda p, fn: fn(p["gpu_gb"] * GB, p["util"], p["w_gb"] * GB, p["rt_gb"] * GB),
         _pool_steps,
@@ -150,8 +168,11 @@ TEMPLATES = [
         "serving",
         2,
         36,
-        "A GPU's KV pool holds {pool_gb} GB; the model needs {kvt} B of KV per token on this GPU; each request is "
-        "{s} tokens (prompt + generation). How many requests fit at once?",
+        N_(
+            "A GPU's KV pool holds {pool_gb} GB; the model needs {kvt} B of KV per token on this "
+            "GPU; each request is {s} tokens (prompt + generation). How many requests fit at "
+            "once?"
+        ),
         _bmax,
         lambda p, fn: fn(p["pool_gb"] * GB, p["kvt"], p["s"]),
         _bmax_steps,
@@ -165,9 +186,12 @@ TEMPLATES = [
         "serving",
         3,
         36,
-        "A chat service: {qps} QPS, {sgen} generated tokens per request, TTFT {ttft} s, TPOT {tpot_ms} ms. One 8-GPU "
-        "node sustains {node_tps} tokens/s and holds {bmax} concurrent requests. With 25 % burst headroom and 15 % "
-        "redundancy on both, how many GPUs?",
+        N_(
+            "A chat service: {qps} QPS, {sgen} generated tokens per request, TTFT {ttft} s, TPOT "
+            "{tpot_ms} ms. One 8-GPU node sustains {node_tps} tokens/s and holds {bmax} "
+            "concurrent requests. With 25 % burst headroom and 15 % redundancy on both, how many "
+            "GPUs?"
+        ),
         _cluster,
         lambda p, fn: fn(*_args(p))["gpus"],
         _cluster_steps,
@@ -184,13 +208,15 @@ TEMPLATES += [
         "serving",
         1,
         36,
-        "A chat service: {qps} QPS, {sgen} generated tokens per request, TTFT {ttft} s, TPOT {tpot_ms} ms. How many "
-        "requests are in flight on average (Little's law)?",
+        N_(
+            "A chat service: {qps} QPS, {sgen} generated tokens per request, TTFT {ttft} s, TPOT "
+            "{tpot_ms} ms. How many requests are in flight on average (Little's law)?"
+        ),
         _cluster,
         lambda p, fn: fn(*_args(p))["concurrency"],
         lambda p: [
-            Step("=", "QPS", p["qps"], "1/s"),
-            Step("×", "lifetime TTFT + S_gen·TPOT", p["ttft"] + p["sgen"] * p["tpot_ms"] / 1000, "s"),
+            Step("=", N_("QPS"), p["qps"], "1/s"),
+            Step("×", N_("lifetime TTFT + S_gen·TPOT"), p["ttft"] + p["sgen"] * p["tpot_ms"] / 1000, "s"),
         ],
         "1",
         rtol=0.001,
@@ -202,15 +228,19 @@ TEMPLATES += [
         "serving",
         2,
         36,
-        "{qps} QPS × {sgen} generated tokens; one node sustains {node_tps} tokens/s. With 25 % headroom and 15 % "
-        "redundancy, how many nodes does throughput alone require?",
+        N_(
+            "{qps} QPS × {sgen} generated tokens; one node sustains {node_tps} tokens/s. With 25 "
+            "% headroom and 15 % redundancy, how many nodes does throughput alone require?"
+        ),
         _cluster,
         lambda p, fn: fn(*_args(p))["nodes_throughput"],
         lambda p: [
-            Step("=", "QPS·S_gen / node tokens/s × 1.25 × 1.15", p["qps"] * p["sgen"] / p["node_tps"] * 1.25 * 1.15),
+            Step(
+                "=", N_("QPS·S_gen / node tokens/s × 1.25 × 1.15"), p["qps"] * p["sgen"] / p["node_tps"] * 1.25 * 1.15
+            ),
             Step(
                 "+",
-                "round up to whole nodes",
+                N_("round up to whole nodes"),
                 math.ceil(p["qps"] * p["sgen"] / p["node_tps"] * 1.25 * 1.15 - 1e-9)
                 - p["qps"] * p["sgen"] / p["node_tps"] * 1.25 * 1.15,
             ),
@@ -227,21 +257,23 @@ TEMPLATES += [
         "platform",
         3,
         36,
-        "{qps} QPS, {sgen} generated tokens per request, TTFT {ttft} s, TPOT {tpot_ms} ms; one node holds {bmax} "
-        "concurrent requests in its KV cache. With 25 % headroom and 15 % redundancy, how many nodes does memory alone "
-        "require?",
+        N_(
+            "{qps} QPS, {sgen} generated tokens per request, TTFT {ttft} s, TPOT {tpot_ms} ms; "
+            "one node holds {bmax} concurrent requests in its KV cache. With 25 % headroom and 15 "
+            "% redundancy, how many nodes does memory alone require?"
+        ),
         _cluster,
         lambda p, fn: fn(*_args(p))["nodes_memory"],
         lambda p: [
             Step(
                 "=",
-                "nodes for the concurrency: ceil(QPS·(TTFT + S_gen·TPOT) / B_max)",
+                N_("nodes for the concurrency: ceil(QPS·(TTFT + S_gen·TPOT) / B_max)"),
                 math.ceil(p["qps"] * (p["ttft"] + p["sgen"] * p["tpot_ms"] / 1000) / p["bmax"] - 1e-9),
             ),
-            Step("×", "1.25 × 1.15", 1.25 * 1.15),
+            Step("×", N_("1.25 × 1.15"), 1.25 * 1.15),
             Step(
                 "+",
-                "round up",
+                N_("round up"),
                 math.ceil(
                     math.ceil(p["qps"] * (p["ttft"] + p["sgen"] * p["tpot_ms"] / 1000) / p["bmax"] - 1e-9) * 1.25 * 1.15
                     - 1e-9
@@ -258,11 +290,16 @@ TEMPLATES += [
         "serving",
         1,
         36,
-        "A request waits {ttft} s for its first token, then generates {sgen} tokens at {tpot_ms} ms each. How long "
-        "does it stay in the system?",
+        N_(
+            "A request waits {ttft} s for its first token, then generates {sgen} tokens at "
+            "{tpot_ms} ms each. How long does it stay in the system?"
+        ),
         _cluster,
         lambda p, fn: fn(*_args(p))["t_life_s"],
-        lambda p: [Step("=", "TTFT", p["ttft"], "s"), Step("+", "S_gen × TPOT", p["sgen"] * p["tpot_ms"] / 1000, "s")],
+        lambda p: [
+            Step("=", N_("TTFT"), p["ttft"], "s"),
+            Step("+", N_("S_gen × TPOT"), p["sgen"] * p["tpot_ms"] / 1000, "s"),
+        ],
         "s",
         ("s", "ms", "min"),
         rtol=0.001,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import MiB, Params, Step, T
+from grader.i18n import N_, _
 
 FN = ("l38_scheduling", "scheduling")
-OUTCOMES = ["deadlock", "no deadlock"]
+OUTCOMES = [N_("deadlock"), N_("no deadlock")]
 
 
 def _pods(rng: random.Random) -> Params:
@@ -22,9 +23,16 @@ def _pods_steps(p: Params) -> list[Step]:
     return [
         Step(
             "=",
-            f"{p['cap']} GPUs; each job needs {p['size']}; pods arrive {p['mode']}; "
-            f"{'gang: a job binds whole or not at all' if p['gang'] else 'greedy: each pod binds on arrival'}",
+            N_("{cap} GPUs; each job needs {size}; pods arrive {mode}; {binding}"),
             p["cap"],
+            args={
+                "cap": p["cap"],
+                "size": p["size"],
+                "mode": p["mode"],
+                "binding": N_("gang: a job binds whole or not at all")
+                if p["gang"]
+                else N_("greedy: each pod binds on arrival"),
+            },
         )
     ]
 
@@ -37,7 +45,7 @@ def _hami(rng: random.Random) -> Params:
 def _hami_steps(p: Params) -> list[Step]:
     charges = [-(-s // (2 * MiB)) * 2 * MiB for s in p["sizes"]]
     return [
-        Step("=" if i == 0 else "+", f"{s:,} B charged in 2 MiB units", c, "B")
+        Step("=" if i == 0 else "+", N_("{s:,} B charged in 2 MiB units"), c, "B", args={"s": s})
         for i, (s, c) in enumerate(zip(p["sizes"], charges, strict=True))
     ]
 
@@ -49,11 +57,18 @@ TEMPLATES = [
         "platform",
         2,
         38,
-        lambda p: (
-            f"{p['cap']} free GPUs; jobs A and B need {p['size']} GPUs each (one per pod); their pods arrive "
-            f"{'alternately A, B, A, B, …' if p['mode'] == 'interleaved' else 'all of A, then all of B'}; "
-            f"{'a gang scheduler (all or nothing)' if p['gang'] else 'a plain scheduler binding each pod on arrival'}"
-            ". Nothing finishes meanwhile. Does it deadlock?"
+        lambda p: _(
+            "{cap} free GPUs; jobs A and B need {size} GPUs each (one per pod); their pods arrive "
+            "{arrival}; "
+            "{scheduler}. "
+            "Nothing finishes meanwhile. Does it deadlock?"
+        ).format(
+            cap=p["cap"],
+            size=p["size"],
+            arrival=_("alternately A, B, A, B, …") if p["mode"] == "interleaved" else _("all of A, then all of B"),
+            scheduler=_("a gang scheduler (all or nothing)")
+            if p["gang"]
+            else _("a plain scheduler binding each pod on arrival"),
         ),
         _pods,
         lambda p, fn: (
@@ -72,8 +87,10 @@ TEMPLATES = [
         "platform",
         2,
         38,
-        "A container limited to 1 GiB by HAMi allocates {shown}. HAMi charges each allocation rounded up to 2 MiB. "
-        "How many bytes are charged after these allocations?",
+        N_(
+            "A container limited to 1 GiB by HAMi allocates {shown}. HAMi charges each allocation "
+            "rounded up to 2 MiB. How many bytes are charged after these allocations?"
+        ),
         _hami,
         lambda p, fn: fn(p["limit_gib"] * 2**30, [("alloc", s) for s in p["sizes"]])[-1][1],
         _hami_steps,
@@ -89,14 +106,15 @@ def _bound_steps(p: Params) -> list[Step]:
     if p["gang"]:
         jobs = min(2, p["cap"] // p["size"])
         return [
-            Step("=", f"whole jobs that fit, one after the other: {jobs}", jobs),
-            Step("×", "GPUs per job", p["size"]),
+            Step("=", N_("whole jobs that fit, one after the other: {jobs}"), jobs, args={"jobs": jobs}),
+            Step("×", N_("GPUs per job"), p["size"]),
         ]
     return [
         Step(
             "=",
-            f"each pod binds while a GPU is free: min({p['cap']}, {2 * p['size']} pods)",
+            N_("each pod binds while a GPU is free: min({cap}, {v2_size} pods)"),
             min(p["cap"], 2 * p["size"]),
+            args={"cap": p["cap"], "v2_size": 2 * p["size"]},
         )
     ]
 
@@ -108,11 +126,16 @@ TEMPLATES += [
         "platform",
         2,
         38,
-        lambda p: (
-            f"{p['cap']} free GPUs; jobs A and B need {p['size']} GPUs each; pods arrive "
-            f"{'alternately A, B, A, B, …' if p['mode'] == 'interleaved' else 'all of A, then all of B'}; a "
-            f"{'gang scheduler' if p['gang'] else 'plain pod-by-pod scheduler'}. Nothing finishes. How many GPUs "
-            "end up bound (A and B together)?"
+        lambda p: _(
+            "{cap} free GPUs; jobs A and B need {size} GPUs each; pods arrive "
+            "{arrival}; a "
+            "{scheduler}. Nothing finishes. How many "
+            "GPUs end up bound (A and B together)?"
+        ).format(
+            cap=p["cap"],
+            size=p["size"],
+            arrival=_("alternately A, B, A, B, …") if p["mode"] == "interleaved" else _("all of A, then all of B"),
+            scheduler=_("gang scheduler") if p["gang"] else _("plain pod-by-pod scheduler"),
         ),
         _pods,
         lambda p, fn: sum(fn(p["cap"], {"A": p["size"], "B": p["size"]}, p["arrivals"], p["gang"])["bound"].values()),
@@ -122,7 +145,7 @@ TEMPLATES += [
     ),
 ]
 
-HAMI = ["ok", "oom"]
+HAMI = [N_("ok"), N_("oom")]
 
 
 def _hami_next(rng: random.Random) -> Params:
@@ -140,17 +163,20 @@ TEMPLATES += [
         "platform",
         2,
         38,
-        "HAMi limits a container to 1 GiB and charges each allocation rounded up to 2 MiB. After allocating {shown}, "
-        "it asks for {next:,} B more. Does HAMi grant it?",
+        N_(
+            "HAMi limits a container to 1 GiB and charges each allocation rounded up to 2 MiB. "
+            "After allocating {shown}, it asks for {next:,} B more. Does HAMi grant it?"
+        ),
         _hami_next,
         lambda p, fn: fn(2**30, [("alloc", s) for s in [*p["sizes"], p["next"]]])[-1][0],
         lambda p: [
             *_hami_steps(p),
             Step(
                 "+",
-                f"the new request, charged in 2 MiB units (limit {2**30:,} B)",
+                N_("the new request, charged in 2 MiB units (limit {v2_30:,} B)"),
                 -(-p["next"] // (2 * MiB)) * 2 * MiB,
                 "B",
+                args={"v2_30": 2**30},
             ),
         ],
         kind="choice",

@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import Params, Step, T
+from grader.i18n import N_
 
 FN = ("l39_slo_queueing", "slo")
 
@@ -40,12 +41,19 @@ TEMPLATES = [
         "serving",
         3,
         39,
-        "An M/M/c queue: {c} slots, arrivals {lam:g}/s, each slot serves {mu:g}/s. What is the probability that an "
-        "arriving request has to wait?",
+        N_(
+            "An M/M/c queue: {c} slots, arrivals {lam:g}/s, each slot serves {mu:g}/s. What is "
+            "the probability that an arriving request has to wait?"
+        ),
         _q,
         lambda p, fn: fn(p["c"], p["a"]),
         lambda p: [
-            Step("=", f"Erlang C with A = λ/μ = {p['a']:g} Erlangs on c = {p['c']} (Erlang-B recursion)", _erlang(p))
+            Step(
+                "=",
+                N_("Erlang C with A = λ/μ = {a:g} Erlangs on c = {c} (Erlang-B recursion)"),
+                _erlang(p),
+                args={"a": p["a"], "c": p["c"]},
+            )
         ],
         "ratio",
         ("%",),
@@ -58,13 +66,15 @@ TEMPLATES = [
         "serving",
         3,
         39,
-        "An M/M/c queue: {c} slots, arrivals {lam:g}/s, service {service_s:g} s per request. What is the mean wait "
-        "in the queue?",
+        N_(
+            "An M/M/c queue: {c} slots, arrivals {lam:g}/s, service {service_s:g} s per request. "
+            "What is the mean wait in the queue?"
+        ),
         _q,
         lambda p, fn: fn(p["lam"], p["mu"], p["c"])["mean_wait_s"],
         lambda p: [
-            Step("=", "P(wait): Erlang C", _erlang(p)),
-            Step("÷", "c·μ − λ: the rate the queue drains", p["c"] * p["mu"] - p["lam"], "1/s"),
+            Step("=", N_("P(wait): Erlang C"), _erlang(p)),
+            Step("÷", N_("c·μ − λ: the rate the queue drains"), p["c"] * p["mu"] - p["lam"], "1/s"),
         ],
         "s",
         ("ms", "s"),
@@ -77,10 +87,10 @@ TEMPLATES = [
         "serving",
         1,
         39,
-        "{c} serving slots, arrivals {lam:g}/s, each request takes {service_s:g} s. What is the utilization?",
+        N_("{c} serving slots, arrivals {lam:g}/s, each request takes {service_s:g} s. What is the utilization?"),
         _q,
         lambda p, fn: fn(p["lam"], p["mu"], p["c"])["utilization"],
-        lambda p: [Step("=", "λ", p["lam"], "1/s"), Step("÷", "c·μ", p["c"] * p["mu"], "1/s")],
+        lambda p: [Step("=", N_("λ"), p["lam"], "1/s"), Step("÷", N_("c·μ"), p["c"] * p["mu"], "1/s")],
         "ratio",
         ("%",),
         rtol=0.002,
@@ -91,12 +101,15 @@ TEMPLATES = [
         "operations",
         2,
         39,
-        "In the last hour {bad} of {total} requests failed; the availability SLO is {slo:.2%}. What is the burn rate?",
+        N_(
+            "In the last hour {bad} of {total} requests failed; the availability SLO is "
+            "{slo:.2%}. What is the burn rate?"
+        ),
         _burn,
         lambda p, fn: fn(p["bad"], p["total"], p["slo"]),
         lambda p: [
-            Step("=", "error ratio bad/total", p["bad"] / p["total"]),
-            Step("÷", "error budget 1 − SLO", 1 - p["slo"]),
+            Step("=", N_("error ratio bad/total"), p["bad"] / p["total"]),
+            Step("÷", N_("error budget 1 − SLO"), 1 - p["slo"]),
         ],
         "1",
         rtol=0.002,
@@ -108,13 +121,13 @@ TEMPLATES = [
         "operations",
         1,
         39,
-        "Burning the error budget at rate {burn:g} for {hours} h: what share of a 30-day budget is spent?",
+        N_("Burning the error budget at rate {burn:g} for {hours} h: what share of a 30-day budget is spent?"),
         _budget,
         lambda p, fn: fn(p["burn"], p["hours"] * 3600),
         lambda p: [
-            Step("=", "burn rate", p["burn"]),
-            Step("×", "window", p["hours"] * 3600, "s"),
-            Step("÷", "30 days", 30 * 86400, "s"),
+            Step("=", N_("burn rate"), p["burn"]),
+            Step("×", N_("window"), p["hours"] * 3600, "s"),
+            Step("÷", N_("30 days"), 30 * 86400, "s"),
         ],
         "ratio",
         ("%",),
@@ -157,16 +170,19 @@ TEMPLATES += [
         "serving",
         3,
         39,
-        "An M/M/c queue: {c} slots, arrivals {lam:g}/s, service {service_s:g} s per request. What is the probability "
-        "that a request waits longer than {t:g} s?",
+        N_(
+            "An M/M/c queue: {c} slots, arrivals {lam:g}/s, service {service_s:g} s per request. "
+            "What is the probability that a request waits longer than {t:g} s?"
+        ),
         _tail,
         lambda p, fn: fn(p["lam"], p["mu"], p["c"], p["t"])["p_wait_exceeds_t"],
         lambda p: [
-            Step("=", "P(wait) = Erlang C", _erlang(p)),
+            Step("=", N_("P(wait) = Erlang C"), _erlang(p)),
             Step(
                 "×",
-                f"e^(−(cμ − λ)·t) = e^(−{p['c'] * p['mu'] - p['lam']:g} × {p['t']:g})",
+                N_("e^(−(cμ − λ)·t) = e^(−{c_mu_lam:g} × {t:g})"),
                 math.exp(-(p["c"] * p["mu"] - p["lam"]) * p["t"]),
+                args={"c_mu_lam": p["c"] * p["mu"] - p["lam"], "t": p["t"]},
             ),
         ],
         "ratio",
@@ -179,16 +195,18 @@ TEMPLATES += [
         "serving",
         3,
         39,
-        "Requests arrive at {lam:g}/s (Poisson) and take {service_s:g} s each (exponential). How many serving slots "
-        "keep P(wait > {t:g} s) ≤ {eps:.0%}?",
+        N_(
+            "Requests arrive at {lam:g}/s (Poisson) and take {service_s:g} s each (exponential). "
+            "How many serving slots keep P(wait > {t:g} s) ≤ {eps:.0%}?"
+        ),
         _slo,
         lambda p, fn: fn(p["lam"], p["mu"], p["t"], p["eps"])["servers"],
         lambda p: [
             Step(
                 "=",
-                f"the smallest c > λ/μ = {p['lam'] / p['mu']:g} with C(c, A)·e^(−(cμ−λ)t) ≤ {p['eps']:g} "
-                f"(there {_slots(p)[1]:.4f})",
+                N_("the smallest c > λ/μ = {lam_mu:g} with C(c, A)·e^(−(cμ−λ)t) ≤ {eps:g} (there {slots_p_1:.4f})"),
                 _slots(p)[0],
+                args={"lam_mu": p["lam"] / p["mu"], "eps": p["eps"], "slots_p_1": _slots(p)[1]},
             )
         ],
         "1",
@@ -214,8 +232,22 @@ def _scale_steps(p: Params) -> list[Step]:
     queue = math.ceil(Fraction(p["waiting"], p["target"]))
     kv = math.ceil(p["cur"] * Fraction(str(p["kv"])) / Fraction("0.75"))
     if queue >= kv:
-        return [Step("=", f"queue term: ceil({p['waiting']} / {p['target']}) (the KV term gives {kv})", max(queue, 1))]
-    return [Step("=", f"KV term: ceil({p['cur']} × {p['kv']} / 0.75) (the queue term gives {queue})", max(kv, 1))]
+        return [
+            Step(
+                "=",
+                N_("queue term: ceil({waiting} / {target}) (the KV term gives {kv})"),
+                max(queue, 1),
+                args={"waiting": p["waiting"], "target": p["target"], "kv": kv},
+            )
+        ]
+    return [
+        Step(
+            "=",
+            N_("KV term: ceil({cur} × {kv} / 0.75) (the queue term gives {queue})"),
+            max(kv, 1),
+            args={"cur": p["cur"], "kv": p["kv"], "queue": queue},
+        )
+    ]
 
 
 WINDOWS = ("5m", "30m", "1h", "6h", "3d")
@@ -241,8 +273,11 @@ TEMPLATES += [
         "platform",
         2,
         39,
-        "{cur} serving pods; {waiting} requests wait across the fleet; each pod should hold at most {target} waiting; "
-        "average KV-cache usage {kv:g} against a 0.75 target. How many replicas should the autoscaler ask for?",
+        N_(
+            "{cur} serving pods; {waiting} requests wait across the fleet; each pod should hold "
+            "at most {target} waiting; average KV-cache usage {kv:g} against a 0.75 target. How "
+            "many replicas should the autoscaler ask for?"
+        ),
         _scale,
         lambda p, fn: fn(p["cur"], p["waiting"], p["target"], p["kv"]),
         _scale_steps,
@@ -256,12 +291,17 @@ TEMPLATES += [
         "operations",
         3,
         39,
-        "A 99.9 % SLO. Errors/requests per window: {shown}. Rules: page_fast when 1h and 5m both burn ≥ 14.4, "
-        "page_slow when 6h and 30m both burn ≥ 6, ticket when 3d and 6h both burn ≥ 1. Which is the first rule (in "
-        "that order) that fires?",
+        N_(
+            "A 99.9 % SLO. Errors/requests per window: {shown}. Rules: page_fast when 1h and 5m "
+            "both burn ≥ 14.4, page_slow when 6h and 30m both burn ≥ 6, ticket when 3d and 6h "
+            "both burn ≥ 1. Which is the first rule (in that order) that fires?"
+        ),
         _alerts,
         lambda p, fn: (fn({w: tuple(c) for w, c in p["counts"].items()}, p["slo"]) or ["none"])[0],
-        lambda p: [Step("=", f"{w}: burn {b / n / 0.001:g}", b / n / 0.001) for w, (b, n) in p["counts"].items()],
+        lambda p: [
+            Step("=", N_("{w}: burn {b_n_0_001:g}"), b / n / 0.001, args={"w": w, "b_n_0_001": b / n / 0.001})
+            for w, (b, n) in p["counts"].items()
+        ],
         kind="choice",
         options=lambda p: list(RULES),
         source="Google SRE Workbook, ch. 5, table 5-8",

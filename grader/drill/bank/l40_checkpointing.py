@@ -6,6 +6,7 @@ import math
 import random
 
 from grader.drill.bank._kit import GB, Params, Step, T
+from grader.i18n import N_
 
 FN = ("l40_checkpointing", "checkpoint")
 
@@ -45,13 +46,15 @@ TEMPLATES = [
         "operations",
         1,
         40,
-        "Training runs {n} steps of {step:g} s between checkpoints, and each save blocks training for {save:g} s. What "
-        "fraction of wall time is training?",
+        N_(
+            "Training runs {n} steps of {step:g} s between checkpoints, and each save blocks "
+            "training for {save:g} s. What fraction of wall time is training?"
+        ),
         _eff,
         lambda p, fn: fn(p["n"], p["step"], p["save"]),
         lambda p: [
-            Step("=", "compute between saves N·T_step", p["n"] * p["step"], "s"),
-            Step("÷", "plus the save", p["n"] * p["step"] + p["save"], "s"),
+            Step("=", N_("compute between saves N·T_step"), p["n"] * p["step"], "s"),
+            Step("÷", N_("plus the save"), p["n"] * p["step"] + p["save"], "s"),
         ],
         "ratio",
         ("%",),
@@ -63,14 +66,17 @@ TEMPLATES = [
         "operations",
         2,
         40,
-        "A {billions}B model's full training state (16 B/param) is sharded over {ranks} GPUs; each stages its shard "
-        "to pinned host memory over PCIe at {pcie} GB/s, all in parallel. How long does training stall?",
+        N_(
+            "A {billions}B model's full training state (16 B/param) is sharded over {ranks} GPUs; "
+            "each stages its shard to pinned host memory over PCIe at {pcie} GB/s, all in "
+            "parallel. How long does training stall?"
+        ),
         _stage,
         lambda p, fn: fn(p["state"], p["ranks"], p["pcie"] * GB),
         lambda p: [
-            Step("=", "training state 16 B × Ψ", p["state"], "B"),
-            Step("÷", "ranks", p["ranks"]),
-            Step("÷", "PCIe device-to-host", p["pcie"] * GB, "B/s"),
+            Step("=", N_("training state 16 B × Ψ"), p["state"], "B"),
+            Step("÷", N_("ranks"), p["ranks"]),
+            Step("÷", N_("PCIe device-to-host"), p["pcie"] * GB, "B/s"),
         ],
         "s",
         ("s", "ms"),
@@ -82,15 +88,19 @@ TEMPLATES = [
         "operations",
         2,
         40,
-        "A checkpoint costs {c} s; the job's MTBF is {mtbf_h} h. What checkpoint interval does Young's formula give?",
+        N_(
+            "A checkpoint costs {c} s; the job's MTBF is {mtbf_h} h. What checkpoint interval "
+            "does Young's formula give?"
+        ),
         _young,
         lambda p, fn: fn(p["c"], p["mtbf_h"] * 3600),
         lambda p: [
             Step(
                 "=",
-                f"√(2·C·M) = √(2 × {p['c']} × {p['mtbf_h'] * 3600})",
+                N_("√(2·C·M) = √(2 × {c} × {mtbf_h_3600})"),
                 math.sqrt(2 * p["c"] * p["mtbf_h"] * 3600),
                 "s",
+                args={"c": p["c"], "mtbf_h_3600": p["mtbf_h"] * 3600},
             )
         ],
         "s",
@@ -104,10 +114,13 @@ TEMPLATES = [
         "operations",
         3,
         40,
-        "A checkpoint costs {c} s; MTBF {mtbf_h} h. What interval does Daly's higher-order formula give?",
+        N_("A checkpoint costs {c} s; MTBF {mtbf_h} h. What interval does Daly's higher-order formula give?"),
         _young,
         lambda p, fn: fn(p["c"], p["mtbf_h"] * 3600, "daly"),
-        lambda p: [Step("=", "√(2CM)·[1 + ⅓√(C/2M) + ⅑(C/2M)]", _daly(p) + p["c"], "s"), Step("-", "C", p["c"], "s")],
+        lambda p: [
+            Step("=", N_("√(2CM)·[1 + ⅓√(C/2M) + ⅑(C/2M)]"), _daly(p) + p["c"], "s"),
+            Step("-", N_("C"), p["c"], "s"),
+        ],
         "s",
         ("min", "h", "s"),
         rtol=0.005,
@@ -122,13 +135,16 @@ TEMPLATES += [
         "operations",
         2,
         40,
-        "Training runs {n} steps of {step:g} s between checkpoints. A synchronous save stalls {save:g} s; an "
-        "asynchronous one stalls only 2.5 s for staging. What fraction of wall time is training with the async save?",
+        N_(
+            "Training runs {n} steps of {step:g} s between checkpoints. A synchronous save stalls "
+            "{save:g} s; an asynchronous one stalls only 2.5 s for staging. What fraction of wall "
+            "time is training with the async save?"
+        ),
         _eff,
         lambda p, fn: fn(p["n"], p["step"], 2.5),
         lambda p: [
-            Step("=", "compute between saves", p["n"] * p["step"], "s"),
-            Step("÷", "plus the 2.5 s staging stall", p["n"] * p["step"] + 2.5, "s"),
+            Step("=", N_("compute between saves"), p["n"] * p["step"], "s"),
+            Step("÷", N_("plus the 2.5 s staging stall"), p["n"] * p["step"] + 2.5, "s"),
         ],
         "ratio",
         ("%",),

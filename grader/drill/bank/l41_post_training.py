@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from grader.drill.bank._kit import BILLIONS, Params, Step, T
+from grader.i18n import N_, _
 
 FN = ("l41_post_training", "post_training")
 MODELS = {
@@ -24,9 +25,10 @@ def _rlhf_steps(p: Params) -> list[Step]:
     return [
         Step(
             "=" if i == 0 else "+",
-            f"{m}: {'trained, 16' if m in TRAINED else 'frozen, 2'} B × Ψ",
+            N_("{m}: {role} B × Ψ"),
             (16 if m in TRAINED else 2) * p["n"],
             "B",
+            args={"m": m, "role": N_("trained, 16") if m in TRAINED else N_("frozen, 2")},
         )
         for i, m in enumerate(MODELS[p["alg"]])
     ]
@@ -53,10 +55,11 @@ TEMPLATES = [
         "memory",
         2,
         41,
-        lambda p: (
-            f"{p['alg'].upper()} on a {p['billions']}B policy, every model the same size, trained models at 16 "
-            "B/param (mixed-precision Adam), frozen ones in bf16: static memory of the resident models?"
-        ),
+        lambda p: _(
+            "{alg_upper} on a {billions}B policy, every model the same size, trained models at 16 "
+            "B/param (mixed-precision Adam), frozen ones in bf16: static memory of the resident "
+            "models?"
+        ).format(alg_upper=p["alg"].upper(), billions=p["billions"]),
         _rlhf,
         lambda p, fn: fn(p["n"], p["alg"])["total"],
         _rlhf_steps,
@@ -70,13 +73,15 @@ TEMPLATES = [
         "memory",
         2,
         41,
-        "LoRA of rank {rank} on the {which} projections of LLaMA-3-70B (80 layers; hidden 8192, K/V project to 1024, "
-        "SwiGLU 28672). How many trainable parameters?",
+        N_(
+            "LoRA of rank {rank} on the {which} projections of LLaMA-3-70B (80 layers; hidden "
+            "8192, K/V project to 1024, SwiGLU 28672). How many trainable parameters?"
+        ),
         _lora,
         lambda p, fn: fn(p["layers"], [tuple(s) for s in p["shapes"]], p["rank"]),
         lambda p: [
-            Step("=", "per layer: Σ r·(d_in + d_out)", sum(p["rank"] * (a + b) for a, b in p["shapes"])),
-            Step("×", "layers", p["layers"]),
+            Step("=", N_("per layer: Σ r·(d_in + d_out)"), sum(p["rank"] * (a + b) for a, b in p["shapes"])),
+            Step("×", N_("layers"), p["layers"]),
         ],
         "1",
         rtol=1e-5,
@@ -92,13 +97,14 @@ TEMPLATES += [
         "memory",
         2,
         41,
-        lambda p: (
-            f"{p['alg'].upper()} on a {p['billions']}B policy with the reference log-probabilities precomputed "
-            "(no resident reference model); trained models 16 B/param, frozen 2 B/param. Static memory?"
-        ),
+        lambda p: _(
+            "{alg_upper} on a {billions}B policy with the reference log-probabilities precomputed "
+            "(no resident reference model); trained models 16 B/param, frozen 2 B/param. Static "
+            "memory?"
+        ).format(alg_upper=p["alg"].upper(), billions=p["billions"]),
         _rlhf,
         lambda p, fn: fn(p["n"], p["alg"], False)["total"],
-        lambda p: [s for s in _rlhf_steps(p) if "reference" not in s.label],
+        lambda p: [s for s in _rlhf_steps(p) if "reference" not in str(s.args.get("m", ""))],
         "B",
         ("GB", "TB", "GiB", "B"),
     ),
@@ -122,13 +128,15 @@ TEMPLATES += [
         "memory",
         1,
         41,
-        "LoRA of rank {rank} on the {which} projections of LLaMA-3-8B (32 layers, hidden 4096, K/V project to 1024). "
-        "How many trainable parameters?",
+        N_(
+            "LoRA of rank {rank} on the {which} projections of LLaMA-3-8B (32 layers, hidden "
+            "4096, K/V project to 1024). How many trainable parameters?"
+        ),
         _lora8,
         lambda p, fn: fn(p["layers"], [tuple(s) for s in p["shapes"]], p["rank"]),
         lambda p: [
-            Step("=", "per layer: Σ r·(d_in + d_out)", sum(p["rank"] * (a + b) for a, b in p["shapes"])),
-            Step("×", "layers", p["layers"]),
+            Step("=", N_("per layer: Σ r·(d_in + d_out)"), sum(p["rank"] * (a + b) for a, b in p["shapes"])),
+            Step("×", N_("layers"), p["layers"]),
         ],
         "1",
         rtol=1e-5,

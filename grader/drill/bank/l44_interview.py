@@ -7,6 +7,7 @@ import random
 
 from grader.constants import GPUS
 from grader.drill.bank._kit import GB, GiB, Params, Step, T
+from grader.i18n import N_
 
 FN = ("l44_interview", "interview")
 H100 = GPUS["H100-SXM"]
@@ -36,21 +37,24 @@ def _static_steps(p: Params) -> list[Step]:
     return [
         Step(
             "=",
-            f"bf16 weights: 2 B × {'Ψ/(TP·PP·DP)' if z >= 3 else 'Ψ/(TP·PP)'}",
+            N_("bf16 weights: 2 B × {share3}"),
             2 * (shard if z >= 3 else local),
             "B",
+            args={"share3": N_("Ψ/(TP·PP·DP)") if z >= 3 else N_("Ψ/(TP·PP)")},
         ),
         Step(
             "+",
-            f"bf16 gradients: 2 B × {'Ψ/(TP·PP·DP)' if z >= 2 else 'Ψ/(TP·PP)'}",
+            N_("bf16 gradients: 2 B × {share2}"),
             2 * (shard if z >= 2 else local),
             "B",
+            args={"share2": N_("Ψ/(TP·PP·DP)") if z >= 2 else N_("Ψ/(TP·PP)")},
         ),
         Step(
             "+",
-            f"Adam states: 12 B × {'Ψ/(TP·PP·DP)' if z >= 1 else 'Ψ/(TP·PP)'}",
+            N_("Adam states: 12 B × {share1}"),
             12 * (shard if z >= 1 else local),
             "B",
+            args={"share1": N_("Ψ/(TP·PP·DP)") if z >= 1 else N_("Ψ/(TP·PP)")},
         ),
     ]
 
@@ -74,12 +78,18 @@ def _verdict(p: Params, fn) -> str:
 def _verdict_steps(p: Params) -> list[Step]:
     static = sum(s.value for s in _static_steps(p))
     return [
-        Step("=", f"TP·PP·DP = {p['tp'] * p['pp'] * p['dp']} vs {p['gpus']} GPUs", p["tp"] * p["pp"] * p["dp"]),
         Step(
             "=",
-            f"peak = static {static / GB:.2f} GB + activations {p['act_gib']} GiB, vs 80 GiB",
+            N_("TP·PP·DP = {tp_pp_dp} vs {gpus} GPUs"),
+            p["tp"] * p["pp"] * p["dp"],
+            args={"tp_pp_dp": p["tp"] * p["pp"] * p["dp"], "gpus": p["gpus"]},
+        ),
+        Step(
+            "=",
+            N_("peak = static {static_GB:.2f} GB + activations {act_gib} GiB, vs 80 GiB"),
             static + p["act_gib"] * GiB,
             "B",
+            args={"static_GB": static / GB, "act_gib": p["act_gib"]},
         ),
     ]
 
@@ -106,9 +116,9 @@ def _run_args(p: Params) -> tuple:
 
 def _flops_steps(p: Params) -> list[Step]:
     return [
-        Step("=", "6 FLOPs per parameter per token", 6, "FLOP"),
-        Step("×", "parameters", p["n"]),
-        Step("×", f"tokens per step: {p['seqs']} × {p['seq']}", p["tokens"]),
+        Step("=", N_("6 FLOPs per parameter per token"), 6, "FLOP"),
+        Step("×", N_("parameters"), p["n"]),
+        Step("×", N_("tokens per step: {seqs} × {seq}"), p["tokens"], args={"seqs": p["seqs"], "seq": p["seq"]}),
     ]
 
 
@@ -119,9 +129,9 @@ def _step_s(p: Params) -> float:
 def _step_steps(p: Params) -> list[Step]:
     return [
         *_flops_steps(p),
-        Step("÷", "GPUs", p["gpus"]),
-        Step("÷", "H100 dense bf16 peak", H100.bf16_flops, "FLOP/s"),
-        Step("÷", "MFU", p["mfu"]),
+        Step("÷", N_("GPUs"), p["gpus"]),
+        Step("÷", N_("H100 dense bf16 peak"), H100.bf16_flops, "FLOP/s"),
+        Step("÷", N_("MFU"), p["mfu"]),
     ]
 
 
@@ -132,26 +142,26 @@ def _n_steps(p: Params) -> int:
 def _count_steps(p: Params) -> list[Step]:
     exact = p["trillions"] * 10**12 / p["tokens"]
     return [
-        Step("=", "total tokens", p["trillions"] * 10**12),
-        Step("÷", "tokens per step", p["tokens"]),
-        Step("+", "a partial last step is a step: round up", math.ceil(exact) - exact),
+        Step("=", N_("total tokens"), p["trillions"] * 10**12),
+        Step("÷", N_("tokens per step"), p["tokens"]),
+        Step("+", N_("a partial last step is a step: round up"), math.ceil(exact) - exact),
     ]
 
 
 def _days_steps(p: Params) -> list[Step]:
     return [
-        Step("=", "whole steps", _n_steps(p)),
-        Step("×", "seconds per step: 6·Ψ·tokens / (N · peak · MFU)", _step_s(p), "s"),
-        Step("÷", "seconds per day", 86_400),
+        Step("=", N_("whole steps"), _n_steps(p)),
+        Step("×", N_("seconds per step: 6·Ψ·tokens / (N · peak · MFU)"), _step_s(p), "s"),
+        Step("÷", N_("seconds per day"), 86_400),
     ]
 
 
 def _cost_steps(p: Params) -> list[Step]:
     return [
         *_days_steps(p),
-        Step("×", "hours per day", 24),
-        Step("×", "8-GPU nodes", -(-p["gpus"] // 8)),
-        Step("×", "price per node-hour", p["price"]),
+        Step("×", N_("hours per day"), 24),
+        Step("×", N_("8-GPU nodes"), -(-p["gpus"] // 8)),
+        Step("×", N_("price per node-hour"), p["price"]),
     ]
 
 
@@ -211,7 +221,10 @@ def _triage_steps(p: Params) -> list[Step]:
     groups: dict[str, list[int]] = {}
     for r, w in enumerate(p["where"]):
         groups.setdefault(w, []).append(r)
-    return [Step("=", f"{RUN_PROMPT[w]}: ranks {rs}", len(rs)) for w, rs in groups.items()]
+    return [
+        Step("=", N_("{RUN_PROMPT_w}: ranks {rs}"), len(rs), args={"RUN_PROMPT_w": RUN_PROMPT[w], "rs": rs})
+        for w, rs in groups.items()
+    ]
 
 
 TEMPLATES = [
@@ -221,8 +234,11 @@ TEMPLATES = [
         "parallelism",
         2,
         44,
-        "A dense {billions}B model on {gpus} GPUs, plan TP{tp} PP{pp} DP{dp} with ZeRO-{z}, mixed-precision Adam "
-        "(16 B/param). Static memory (weights + gradients + optimizer) per GPU?",
+        N_(
+            "A dense {billions}B model on {gpus} GPUs, plan TP{tp} PP{pp} DP{dp} with ZeRO-{z}, "
+            "mixed-precision Adam (16 B/param). Static memory (weights + gradients + optimizer) "
+            "per GPU?"
+        ),
         _plan,
         lambda p, fn: fn(p["n"], p["tp"], p["pp"], p["dp"], p["z"])["total"],
         _static_steps,
@@ -236,8 +252,10 @@ TEMPLATES = [
         "parallelism",
         2,
         44,
-        "A dense {billions}B model on {gpus} H100-80GB, plan TP{tp} PP{pp} DP{dp} with ZeRO-{z}, {act_gib} GiB of "
-        "activations per GPU. Does the plan pass?",
+        N_(
+            "A dense {billions}B model on {gpus} H100-80GB, plan TP{tp} PP{pp} DP{dp} with "
+            "ZeRO-{z}, {act_gib} GiB of activations per GPU. Does the plan pass?"
+        ),
         _verdict_plan,
         _verdict,
         _verdict_steps,
@@ -251,7 +269,10 @@ TEMPLATES = [
         "flops",
         1,
         44,
-        "A dense {billions}B model, global batch {seqs} sequences of {seq} tokens: how many FLOPs per training step?",
+        N_(
+            "A dense {billions}B model, global batch {seqs} sequences of {seq} tokens: how many "
+            "FLOPs per training step?"
+        ),
         _run,
         lambda p, fn: fn(*_run_args(p))["flops_per_step"],
         _flops_steps,
@@ -265,8 +286,10 @@ TEMPLATES = [
         "flops",
         2,
         44,
-        "A dense {billions}B model, {seqs} × {seq} tokens per step, {gpus} H100 (989 TFLOP/s dense bf16) at MFU "
-        "{mfu:.0%}: how long is a step?",
+        N_(
+            "A dense {billions}B model, {seqs} × {seq} tokens per step, {gpus} H100 (989 TFLOP/s "
+            "dense bf16) at MFU {mfu:.0%}: how long is a step?"
+        ),
         _run,
         lambda p, fn: fn(*_run_args(p))["step_s"],
         _step_steps,
@@ -280,7 +303,10 @@ TEMPLATES = [
         "flops",
         1,
         44,
-        "Pre-training on {trillions}T tokens with {seqs} sequences of {seq} tokens per step: how many optimizer steps?",
+        N_(
+            "Pre-training on {trillions}T tokens with {seqs} sequences of {seq} tokens per step: "
+            "how many optimizer steps?"
+        ),
         _run,
         lambda p, fn: fn(*_run_args(p))["steps"],
         _count_steps,
@@ -293,8 +319,10 @@ TEMPLATES = [
         "flops",
         3,
         44,
-        "A dense {billions}B model, {seqs} × {seq} tokens per step, {trillions}T tokens, {gpus} H100 at MFU "
-        "{mfu:.0%}: how many days of training?",
+        N_(
+            "A dense {billions}B model, {seqs} × {seq} tokens per step, {trillions}T tokens, "
+            "{gpus} H100 at MFU {mfu:.0%}: how many days of training?"
+        ),
         _run,
         lambda p, fn: fn(*_run_args(p))["days"],
         _days_steps,
@@ -308,8 +336,11 @@ TEMPLATES = [
         "platform",
         3,
         44,
-        "A dense {billions}B model, {seqs} × {seq} tokens per step, {trillions}T tokens, {gpus} H100 (8 per node) at "
-        "MFU {mfu:.0%}, nodes rented at {price} per node-hour: what does the run cost (in currency units)?",
+        N_(
+            "A dense {billions}B model, {seqs} × {seq} tokens per step, {trillions}T tokens, "
+            "{gpus} H100 (8 per node) at MFU {mfu:.0%}, nodes rented at {price} per node-hour: "
+            "what does the run cost (in currency units)?"
+        ),
         _run,
         lambda p, fn: fn(*_run_args(p), node_hour_price=float(p["price"]))["cost"],
         _cost_steps,
@@ -322,7 +353,7 @@ TEMPLATES = [
         "operations",
         2,
         44,
-        "NCCL watchdog timeout; py-spy dumps of the {n} ranks' main threads show: {listing}. What is the verdict?",
+        N_("NCCL watchdog timeout; py-spy dumps of the {n} ranks' main threads show: {listing}. What is the verdict?"),
         _hang,
         _triage,
         _triage_steps,
@@ -354,10 +385,10 @@ TEMPLATES += [
         "operations",
         1,
         44,
-        "NCCL watchdog timeout on {n} ranks. py-spy dumps: {listing}; {rest}. Which rank do you look at first?",
+        N_("NCCL watchdog timeout on {n} ranks. py-spy dumps: {listing}; {rest}. Which rank do you look at first?"),
         _one_odd,
         lambda p, fn: fn({r: _dump(w) for r, w in enumerate(p["where"])})["suspects"][0],
-        lambda p: [Step("=", "the only rank outside the main group's call site", p["odd"])],
+        lambda p: [Step("=", N_("the only rank outside the main group's call site"), p["odd"])],
         "1",
         rtol=1e-9,
     ),
@@ -367,7 +398,7 @@ TEMPLATES += [
         "memory",
         2,
         44,
-        "405B on 1024 GPUs with TP8 and ZeRO-1: static memory per GPU if PP = {pp} (DP = 1024 / (8·PP))?",
+        N_("405B on 1024 GPUs with TP8 and ZeRO-1: static memory per GPU if PP = {pp} (DP = 1024 / (8·PP))?"),
         lambda rng: (lambda pp: {"pp": pp, "dp": 1024 // (8 * pp), "n": 405 * 10**9, "tp": 8, "z": 1})(
             rng.choice([1, 2, 4, 8, 16])
         ),
@@ -403,7 +434,13 @@ def _minpp_steps(p: Params) -> list[Step]:
         q = {"n": p["billions"] * 10**9, "tp": 8, "pp": pp, "dp": p["gpus"] // (8 * pp), "z": p["z"]}
         static = sum(s.value for s in _static_steps(q))
         out.append(
-            Step("=", f"PP = {pp}: static {static / GB:.1f} GB + {p['act_gib']} GiB", static + p["act_gib"] * GiB, "B")
+            Step(
+                "=",
+                N_("PP = {pp}: static {static_GB:.1f} GB + {act_gib} GiB"),
+                static + p["act_gib"] * GiB,
+                "B",
+                args={"pp": pp, "static_GB": static / GB, "act_gib": p["act_gib"]},
+            )
         )
     return out
 
@@ -415,8 +452,11 @@ TEMPLATES += [
         "parallelism",
         3,
         44,
-        "A dense {billions}B model on {gpus} H100-80GB, TP = 8 inside each node, ZeRO-{z}, DP = {gpus} / (8·PP), "
-        "{act_gib} GiB of activations per GPU. What is the smallest pipeline depth whose plan fits in 80 GiB?",
+        N_(
+            "A dense {billions}B model on {gpus} H100-80GB, TP = 8 inside each node, ZeRO-{z}, DP "
+            "= {gpus} / (8·PP), {act_gib} GiB of activations per GPU. What is the smallest "
+            "pipeline depth whose plan fits in 80 GiB?"
+        ),
         _minpp,
         _minpp_answer,
         _minpp_steps,
