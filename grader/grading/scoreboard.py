@@ -130,6 +130,15 @@ def _footer(report: GradeReport, console: Console) -> None:
                       f"{escape(nxt.message)}")
 
 
+# Why a test is pending, as the skip says it (the text before its first ";"), shown in the learner's language.
+PENDING_REASONS = (
+    N_("this tier times kernels on a CUDA device"),
+    N_("this test runs the compiled CUDA C++ kernel on a GPU"),
+    N_("counting bank conflicts needs the CPU executor (g++ on x86-64 Linux)"),
+    N_("this test runs the CUDA C++ kernel on a GPU, or on the CPU executor, which needs g++ on x86-64 Linux"),
+)
+
+
 def pending_lines(pending: list[TestResult]) -> list[str]:
     """One line per exercise and tier left pending, with its points and why: which tests wait for a GPU must
     be plain (a .cu kernel's values are not checked here even when its compile checks pass)."""
