@@ -45,7 +45,7 @@ STATIC_MEMORY = Template(
     unit_of_answer="B",
     accept=("GB", "GiB", "TB", "TiB", "B"),
     rtol=0.01,
-    source="ZeRO paper (Rajbhandari et al. 2020): 2 + 2 + 12 = 16 bytes per parameter",
+    source=N_("ZeRO paper (Rajbhandari et al. 2020): 2 + 2 + 12 = 16 bytes per parameter"),
 )
 
 
@@ -96,7 +96,7 @@ TRAINING_DAYS = Template(
     unit_of_answer="day",
     accept=("days", "h", "weeks"),
     rtol=0.02,
-    source="6ND (Kaplan et al. 2020); MFU as in PaLM (Chowdhery et al. 2022)",
+    source=N_("6ND (Kaplan et al. 2020); MFU as in PaLM (Chowdhery et al. 2022)"),
 )
 
 
@@ -144,7 +144,7 @@ RING_ALLREDUCE = Template(
     unit_of_answer="s",
     accept=("ms", "us", "s"),
     rtol=0.01,
-    source="Thakur et al. 2005: reduce-scatter + all-gather, N-1 steps each",
+    source=N_("Thakur et al. 2005: reduce-scatter + all-gather, N-1 steps each"),
 )
 
 TEMPLATES = [STATIC_MEMORY, TRAINING_DAYS, RING_ALLREDUCE]
@@ -157,42 +157,51 @@ PLAN_405B = Design(
     topic="parallelism",
     lecture=L44,
     minutes=15,
-    prompt="Plan the pre-training of a dense 405B-parameter model on 1024 H100-80GB (8 per node, NVLink in "
-    "the node, 400 Gb/s InfiniBand per GPU), global batch 8,388,608 tokens (1024 sequences of 8192), "
-    "2T tokens. Give the parallel layout (TP, PP, DP, ZeRO stage), the static memory per GPU, "
-    "the time per step and the days to train at a realistic MFU, and the risks you would watch.",
+    prompt=N_(
+        "Plan the pre-training of a dense 405B-parameter model on 1024 H100-80GB (8 per node, "
+        "NVLink in the node, 400 Gb/s InfiniBand per GPU), global batch 8,388,608 tokens "
+        "(1024 sequences of 8192), 2T tokens. Give the parallel layout (TP, PP, DP, ZeRO "
+        "stage), the static memory per GPU, the time per step and the days to train at a "
+        "realistic MFU, and the risks you would watch."
+    ),
     points=(
         Point(
-            "a layout whose product is 1024 with TP ≤ 8 (inside one node), e.g. TP8 PP8 DP16",
+            N_("a layout whose product is 1024 with TP ≤ 8 (inside one node), e.g. TP8 PP8 DP16"),
             keywords=(
                 ("TP8", "TP=8", "TP 8", "tensor parallel 8", "tp=8"),
                 ("PP8", "PP=8", "PP 8", "pp=8", "pipeline parallel 8"),
             ),
         ),
         Point(
-            "ZeRO-1 (optimizer states sharded over DP) or more",
+            N_("ZeRO-1 (optimizer states sharded over DP) or more"),
             keywords=(("ZeRO-1", "ZeRO 1", "ZeRO1", "ZeRO-2", "ZeRO-3", "FSDP"),),
         ),
         Point(
-            "static memory per GPU ≈ 30 GB with TP8 PP8 DP16 ZeRO-1",
+            N_("static memory per GPU ≈ 30 GB with TP8 PP8 DP16 ZeRO-1"),
             numbers=(30.07e9,),
             unit_of_answer="B",
             accept=("GB", "GiB"),
             rtol=0.05,
         ),
         Point(
-            "FLOPs per step 6 × 405e9 × 8,388,608 ≈ 2.04e19",
+            N_("FLOPs per step 6 × 405e9 × 8,388,608 ≈ 2.04e19"),
             numbers=(2.038e19,),
             unit_of_answer="FLOP",
             accept=("FLOP", "EFLOP", "PFLOP"),
             rtol=0.03,
         ),
         Point(
-            "≈ 48 s per step at MFU 42 % on 989 TFLOP/s", numbers=(47.9,), unit_of_answer="s", accept=("s",), rtol=0.08
+            N_("≈ 48 s per step at MFU 42 % on 989 TFLOP/s"),
+            numbers=(47.9,),
+            unit_of_answer="s",
+            accept=("s",),
+            rtol=0.08,
         ),
-        Point("why TP8 PP1 DP128 / TP16 do not fit: TP across nodes goes over InfiniBand, ZeRO-0 runs out of memory"),
-        Point("activation memory: recomputation (selective or full) and micro-batch count for the pipeline bubble"),
-        Point("risks: stragglers and failures at 1024 GPUs, checkpoint cadence, NCCL timeouts, loss spikes"),
+        Point(
+            N_("why TP8 PP1 DP128 / TP16 do not fit: TP across nodes goes over InfiniBand, ZeRO-0 runs out of memory")
+        ),
+        Point(N_("activation memory: recomputation (selective or full) and micro-batch count for the pipeline bubble")),
+        Point(N_("risks: stragglers and failures at 1024 GPUs, checkpoint cadence, NCCL timeouts, loss spikes")),
     ),
 )
 
