@@ -23,6 +23,10 @@
 ``stride``    a comparison with ``.stride()`` (torch's choice for size-0/size-1 dimensions changes nothing
               observable) where the README does not say which strides such dimensions get (``size-1``/
               ``size 1`` near ``stride``).
+``sequence``  the learner's value compared as returned with a list or a tuple (``got == [1, 2]``, ``got``
+              bound to a call of a ``learner(...)`` function): a list never equals a tuple, so a contract
+              that says "the ranks" fails one of them. Not a finding when the value goes through
+              ``list(...)``/``tuple(...)``/``sorted(...)`` first.
 ``name``      a test that depends on a name outside the contract: ``type(x).__name__`` compared with a
               name the README does not give, ``inspect.signature(...)`` or ``hasattr(...)``.
 
@@ -46,7 +50,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ("dict", "float", "wording", "stride", "name")
+KINDS = ("dict", "float", "wording", "stride", "name", "sequence")
 
 # What a README says to make a kind legitimate for its unit (searched case-insensitively, whole text).
 README_RULES = {
@@ -112,6 +116,22 @@ def _is_float_expr(node: ast.AST) -> bool:
             and node.attr in ("pi", "e"))
 
 
+def _is_sequence_literal(node: ast.AST, seq_names: set[str]) -> bool:
+    if isinstance(node, ast.List | ast.Tuple | ast.ListComp):
+        return not (isinstance(node, ast.Tuple) and not node.elts)
+    return isinstance(node, ast.Name) and node.id in seq_names
+
+
+def _is_raw_result(node: ast.AST, learners: set[str], results: set[str]) -> bool:
+    """The learner's value as returned: a call of a ``learner(...)`` function, a name bound to one, or an
+    item of those; not passed through list()/tuple()/sorted(), nor a ``.shape``."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id in learners
+    return isinstance(node, ast.Name) and node.id in results
+
+
 def _is_rounded(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "round"
 
@@ -142,10 +162,13 @@ def _is_projection(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and _call_name(node).startswith("named")
 
 
-def _bindings(func: ast.AST) -> tuple[set[str], set[str]]:
-    """Names bound to a dict literal and names bound to a ``.stride()`` in this scope."""
+def _bindings(func: ast.AST, learners: frozenset[str] = frozenset()) -> tuple[set[str], ...]:
+    """Names bound to a dict literal, to a ``.stride()``, to a list or tuple literal and to a learner
+    function's result in this scope."""
     dicts: set[str] = set()
     strides: set[str] = set()
+    seqs: set[str] = set()
+    results: set[str] = set()
     for sub in ast.walk(func):
         if isinstance(sub, ast.Assign):
             targets = [t.id for t in sub.targets if isinstance(t, ast.Name)]
@@ -153,7 +176,15 @@ def _bindings(func: ast.AST) -> tuple[set[str], set[str]]:
                 dicts.update(targets)
             if _is_stride(sub.value, set()):
                 strides.update(targets)
-    return dicts, strides
+            if isinstance(sub.value, ast.List | ast.Tuple | ast.ListComp) and (
+                    not isinstance(sub.value, ast.Tuple) or sub.value.elts):
+                seqs.update(targets)
+            value = sub.value
+            while isinstance(value, ast.Subscript):
+                value = value.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in learners:
+                results.update(targets)
+    return dicts, strides, seqs, results
 
 
 def _message_words(node: ast.AST) -> str | None:
@@ -190,11 +221,14 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path, readme: str 
 
     scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     module = ast.Module(body=[s for s in tree.body if isinstance(s, ast.Assign)], type_ignores=[])
-    empty = _bindings(module)  # module-level constants (TRIAGE = {...}) seen from every function
-    scope_of: dict[int, tuple[set[str], set[str]]] = {}
+    learners = frozenset(  # fn = learner(UNIT, "module", "fn") / cuda_kernel(...): the learner's functions
+        t.id for s in module.body for t in s.targets if isinstance(t, ast.Name)
+        and isinstance(s.value, ast.Call) and _call_name(s.value) in ("learner", "cuda_kernel"))
+    empty = _bindings(module, learners)  # module-level constants (TRIAGE = {...}) seen from every function
+    scope_of: dict[int, tuple[set[str], ...]] = {}
     for fn in scopes:
-        local = _bindings(fn)
-        binding = (local[0] | empty[0], local[1] | empty[1])
+        local = _bindings(fn, learners)
+        binding = tuple(mine | shared for mine, shared in zip(local, empty, strict=True))
         for sub in ast.walk(fn):
             scope_of[id(sub)] = binding
     generated: set[int] = set()  # nodes of hypothesis strategies (@st.composite): inputs, not checks
@@ -210,7 +244,7 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path, readme: str 
     for node in ast.walk(tree):
         if id(node) in generated:
             continue
-        dict_names, stride_names = scope_of.get(id(node), empty)
+        dict_names, stride_names, seq_names, result_names = scope_of.get(id(node), empty)
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
             for op, (a, b) in zip(node.ops, zip(operands, operands[1:], strict=False), strict=False):
@@ -228,6 +262,9 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path, readme: str 
                     add(node, "float")
                 if _is_stride(a, stride_names) or _is_stride(b, stride_names):
                     add(node, "stride")
+                elif any(_is_sequence_literal(s, seq_names) and _is_raw_result(o, learners, result_names)
+                         for s, o in ((a, b), (b, a))):
+                    add(node, "sequence")  # a list never equals a tuple: [1, 2] != (1, 2)
                 for side, other in ((a, b), (b, a)):
                     if isinstance(side, ast.Attribute) and side.attr == "__name__" and not (
                             isinstance(other, ast.Constant) and str(other.value).lower() in readme_text):

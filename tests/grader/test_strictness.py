@@ -9,9 +9,10 @@ from grader.tools import strictness
 
 TESTS = '''
 import math, pytest, inspect
-from grader.kit import assert_exact, assert_number, assert_parts
+from grader.kit import assert_exact, assert_number, assert_parts, learner
 
 WANT = {"a": 1}
+ranks = learner("l99_demo", "demo", "ranks")
 
 
 def test_dicts(got):
@@ -68,6 +69,22 @@ def test_wording_ok(fn):
         fn(-2)
     except ValueError as err:
         assert "n_layers" in str(err)
+
+
+def test_sequences():
+    got = ranks(4)
+    assert got == [0, 1, 2, 3]
+    assert ranks(2)[0] == (0, 1)
+
+
+def test_sequences_ok(x):
+    got = ranks(4)
+    assert list(got) == [0, 1, 2, 3]
+    assert as_list(ranks(2)) == [0, 1]
+    assert got.shape == (4,)
+    mine = [1]
+    assert mine == [1]
+    assert x == [1]
 
 
 def test_stride(t, got):
@@ -129,7 +146,9 @@ def test_each_kind_found_and_legitimate_cases_not(tmp_path):
                                      'assert type(err).__name__ == "PoolExhausted"',
                                      "assert len(inspect.signature(fn).parameters) == 4",
                                      'assert hasattr(fn, "reset")']
-    assert strictness.counts(found)["by_kind"] == {"dict": 6, "float": 3, "wording": 3, "stride": 2, "name": 4}
+    assert _lines(found, "sequence") == ["assert got == [0, 1, 2, 3]", "assert ranks(2)[0] == (0, 1)"]
+    assert strictness.counts(found)["by_kind"] == {"dict": 6, "float": 3, "wording": 3, "stride": 2, "name": 4,
+                                                   "sequence": 2}
 
 
 def test_readme_rules_make_a_kind_legitimate(tmp_path):
@@ -139,7 +158,7 @@ def test_readme_rules_make_a_kind_legitimate(tmp_path):
         Results are compared within a relative tolerance of 1e-9. A short pool raises `NoFreeBlocks`.
     """)
     found = strictness.scan(tests=tests, solutions=solutions)
-    assert {f.kind for f in found} == {"wording", "name"}
+    assert {f.kind for f in found} == {"wording", "name", "sequence"}
     assert [f.code for f in found if f.kind == "name"][0] == 'assert type(err).__name__ == "PoolExhausted"'
     tests, solutions = _tree(tmp_path / "b", "Results are compared within a relative tolerance of 1e-9.")
     found = strictness.scan(tests=tests, solutions=solutions)
@@ -150,9 +169,10 @@ def test_command_line_table_and_json(tmp_path, capsys):
     tests, solutions = _tree(tmp_path)
     assert strictness.main(["l99", "--tests", str(tests), "--solutions", str(solutions)]) == 0
     out = capsys.readouterr().out
-    assert "tests/l99_demo/test_demo.py:" in out and "per kind: dict 6, float 3, wording 3, stride 2, name 4" in out
+    assert "tests/l99_demo/test_demo.py:" in out
+    assert "per kind: dict 6, float 3, wording 3, stride 2, name 4, sequence 2" in out
     assert strictness.main(["l99_demo", "--json", "--tests", str(tests), "--solutions", str(solutions)]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["total"] == 18 and data["by_unit"] == {"l99_demo": {"dict": 6, "float": 3, "wording": 3,
-                                                                     "stride": 2, "name": 4}}
+    assert data["total"] == 20 and data["by_unit"] == {"l99_demo": {"dict": 6, "float": 3, "wording": 3,
+                                                                     "stride": 2, "name": 4, "sequence": 2}}
     assert {"unit", "file", "line", "kind", "code"} <= set(data["findings"][0])
