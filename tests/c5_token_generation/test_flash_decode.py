@@ -21,7 +21,8 @@ merge_splits = learner(UNIT, "flash_decode", "merge_splits", kernel=True)
 
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32, "float64": torch.float64}
 # o is a convex combination of V's rows, so errors are measured against max|v|: the output is rounded once to
-# q's dtype (EPS, 2x margin; float32 and float64 outputs get float32's, the precision the partials are kept in),
+# q's dtype or P to the cache's (EPS of the coarser, 2x margin; float32 and float64 get float32's, the precision
+# the partials are kept in),
 # the scores carry fp32 dot-product error (~sqrt(d)·u32·max|q|·|k|·scale, 8x margin) and the sums over n tokens
 # and the merge fp32 rounding (4·(n + splits)·u32).
 EPS = {torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7, torch.float32: 2.0**-21, torch.float64: 2.0**-21}
@@ -110,7 +111,7 @@ def assert_decode(o: object, q, k_cache, v_cache, table, lens, what: str, *, spl
     vmax = float(torch.nan_to_num(v_cache.double().cpu().abs(), nan=0.0).amax())
     mag = q64.abs().sum(-1, keepdim=True) * kmax * scale  # bounds |q|·|k| per head
     n = lens.double().cpu()[:, None, None]
-    eps = EPS[q.dtype]
+    eps = max(EPS[q.dtype], EPS[k_cache.dtype])  # P may be rounded to the cache's dtype for P·V
     allowed = (eps + 8 * math.sqrt(d) * U32 * mag + 4 * (n + splits) * U32) * vmax + eps * ref.abs() + 1e-30
     err = (o.detach().double().cpu() - ref).abs()
     bad = ~(err <= allowed)
