@@ -108,7 +108,7 @@ def render(report: GradeReport, console: Console, *, verbose: bool = False) -> N
 def _footer(report: GradeReport, console: Console) -> None:
     failed = [r for r in report.results if r.status is Status.FAILED and r.detail]
     for r in failed[:3]:
-        console.print(f"\n[red]{r.unit} · {r.exercise} · {r.name}[/red]: {escape(r.message)}")
+        console.print(f"\n[red]{r.unit} · {r.exercise} · {escape(r.name)}[/red]: {escape(r.message)}")
         console.print(Text(r.detail.strip("\n")[:1500], style="dim"))
     console.print()
     for unit, results in report.by_unit().items():

@@ -58,7 +58,7 @@ def show(report: GradeReport, case: int, console: Console) -> TestResult | None:
         for n, r in enumerate(results, 1):
             word, style = label(r.status)
             console.print("  " + _("case {n}").format(n=f"{n:>2}") + f"  [{style}]{word:<11}[/{style}] "
-                          f"{r.tier:<11} {r.name}")
+                          f"{r.tier:<11} {escape(r.name)}")
     chosen = results[0] if case else next((r for r in results if r.status in (Status.FAILED, Status.TODO)), None)
     if chosen is None:
         console.print("\n  " + _("every case passes: nothing to replay"))
@@ -69,7 +69,7 @@ def show(report: GradeReport, case: int, console: Console) -> TestResult | None:
 
 def _detail(r: TestResult, console: Console) -> None:
     word, style = label(r.status)
-    console.print(f"\n[bold]{r.unit} · {r.exercise} · {r.name}[/bold] ({r.tier}): [{style}]{word}[/{style}]")
+    console.print(f"\n[bold]{r.unit} · {r.exercise} · {escape(r.name)}[/bold] ({r.tier}): [{style}]{word}[/{style}]")
     console.print(Text(r.message))
     for line in r.detail.splitlines():
         if line.startswith("replay:"):

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from grader import api
 from grader.grading import timeout as call_limit
-from grader.grading.results import GradeReport
+from grader.grading.results import GradeReport, Status
 from grader.grading.scoreboard import label, next_exercise
 from grader.grading.target import REPO_ROOT
 from grader.i18n import _
@@ -75,14 +75,25 @@ class Watcher:
         saved, self.seen = changed(self.seen, now), now
         return saved
 
+    def first(self) -> None:
+        """Grade once before any save: what to fix is on the screen from the start."""
+        chosen = [self.exercise] if self.exercise else []
+        self._grade(chosen, time.time(), _("grading {what} ...").format(what=", ".join(chosen) or _("the whole unit")),
+                    lambda took: _("graded at start, in {seconds} s").format(seconds=f"{took:.1f}"))
+
     def step(self, saved: list[Path]) -> float:
         """Grade after ``saved`` changed; draw the screen; return seconds from the save to the verdict."""
         saved_at = max(p.stat().st_mtime for p in saved if p.exists()) if any(p.exists() for p in saved) \
             else time.time()
         chosen = [self.exercise] if self.exercise else exercises_in(saved[0], self.known) or []
+        return self._grade(chosen, saved_at, _("{file} saved; grading {what} ...").format(
+            file=saved[0].name, what=", ".join(chosen) or _("the whole unit")), lambda took: _(
+            "{file} saved {time}; verdict {seconds} s after the save").format(
+            file=saved[0].name, time=time.strftime("%H:%M:%S"), seconds=f"{took:.1f}"))
+
+    def _grade(self, chosen: list[str], since: float, doing: str, done: Callable[[float], str]) -> float:
         self._clear()
-        self.console.print(f"[bold]watch[/bold] · {self.unit}: {saved[0].name} saved; grading "
-                           f"{', '.join(chosen) or 'the whole unit'} ...")
+        self.console.print(f"[bold]watch[/bold] · {self.unit}: {escape(doing)}")
         line = ProgressLine(force=self.console.is_terminal)
         try:
             report = self.grade(self.target, units=[self.unit], exercises=chosen, call_timeout=self.call_timeout,
@@ -90,14 +101,12 @@ class Watcher:
         except api.GraderError as exc:
             line.clear()
             self.console.print(f"[red]grader error:[/red] {escape(str(exc))}")
-            return time.time() - saved_at
+            return time.time() - since
         line.clear()
         history.save_quietly(report)
-        took = time.time() - saved_at
+        took = time.time() - since
         self._clear()
-        render(report, self.console, header=f"{self.unit} · " + _(
-            "{file} saved {time}; verdict {seconds} s after the save").format(
-            file=saved[0].name, time=time.strftime("%H:%M:%S"), seconds=f"{took:.1f}"))
+        render(report, self.console, header=f"{self.unit} · {done(took)}")
         return took
 
     def _clear(self) -> None:
@@ -110,8 +119,8 @@ def render(report: GradeReport, console: Console, *, header: str) -> None:
     console.print(f"[bold]watch[/bold] · {escape(header)}")
     for r in report.results:
         word, style = label(r.status)
-        console.print(f"  [{style}]{word:<11}[/{style}] {r.exercise:<24} {r.tier:<11} {r.score:g}/{r.points:g}  "
-                      f"{r.name}")
+        points = f"{r.score:g}/{r.points:g}" if r.status is not Status.PENDING_GPU else f"–/{r.points:g}"
+        console.print(f"  [{style}]{word:<11}[/{style}] {r.exercise:<24} {r.tier:<11} {points}  {escape(r.name)}")
     score, max_score = report.score, report.max_score
     console.print("  " + _("{points} points").format(points=f"{score:g}/{max_score:g}"))
     first = next_exercise(report.results)
@@ -132,15 +141,16 @@ def watch(unit: str, exercise: str | None, *, target: Path, call_timeout: float,
           max_runs: int = 0) -> list[float]:
     """Watch until Ctrl-C (or ``max_runs`` verdicts); returns the seconds from each save to its verdict."""
     w = Watcher(unit, exercise, target=target, call_timeout=call_timeout, console=console)
-    console.print(f"[bold]watch[/bold] · {display(w.folder)}: save a file to grade "
-                  f"{exercise or 'what it defines'} (Ctrl-C to stop)")
+    w.first()
+    console.print(f"\n[bold]watch[/bold] · {display(w.folder)}: " + escape(_(
+        "save a file to grade {what} (Ctrl-C to stop)").format(what=exercise or _("what it defines"))))
     latencies: list[float] = []
     while not max_runs or len(latencies) < max_runs:
         time.sleep(POLL_S)
         saved = w.poll()
         if saved:
             latencies.append(w.step(saved))  # a save made while grading shows in the next poll
-            console.print(f"\nwatching {display(w.folder)} (Ctrl-C to stop)")
+            console.print("\n" + escape(_("watching {folder} (Ctrl-C to stop)").format(folder=display(w.folder))))
     return latencies
 
 
@@ -161,10 +171,11 @@ def _watch(args: argparse.Namespace) -> int:
         console.print(f"[red]watch:[/red] {escape(str(exc))}")
         return 2
     except ValueError:
-        console.print(f"[red]watch:[/red] {args.unit!r} names several units: name one")
+        console.print("[red]watch:[/red] " + escape(_("{unit} names several units: name one").format(
+            unit=repr(args.unit))))
         return 2
     except KeyboardInterrupt:
-        console.print("\nstopped watching")
+        console.print("\n" + _("stopped watching"))
     return 0
 
 

@@ -252,3 +252,22 @@ def test_report_shows_each_cu_kernels_bank_conflicts_per_line():
     html = report.page(run, run, when="now")
     assert "Shared-memory bank conflicts" in html and "flash_fwd" in html
     assert "s += Qs[r][k] * Ks[c][k];" in html and ">32</td><td>64/64</td>" in html and ">1</td><td>0/8</td>" in html
+
+
+def test_watch_shows_each_parametrized_case_and_pending_points_as_grade_does():
+    """Issue 35: watch listed a parametrized test twice (its [id] eaten as markup) and showed `pending GPU 0/2`
+    where grade shows `–/2`."""
+    from grader.learner import watch
+
+    def result(name: str, status: Status, tier: Tier = Tier.CORRECTNESS) -> TestResult:
+        return TestResult(nodeid=f"tests/l12_roofline/t.py::{name}", unit="l12_roofline", exercise="ridge_point",
+                          tier=tier, points=2, status=status, score=2 if status is Status.PASSED else 0)
+
+    run = GradeReport("exercises", (result("test_rejects[args0-peak_flops]", Status.PASSED),
+                                    result("test_rejects[args1-mem_bw]", Status.PASSED),
+                                    result("test_speed", Status.PENDING_GPU, Tier.GPU_PERF)))
+    out = io.StringIO()
+    watch.render(run, Console(file=out, width=200, color_system=None), header="x")
+    text = out.getvalue()
+    assert "test_rejects[args0-peak_flops]" in text and "test_rejects[args1-mem_bw]" in text
+    assert "–/2  test_speed" in text and "0/2  test_speed" not in text
