@@ -31,6 +31,11 @@ WAIT = [50, 48, 51, 49, 0.5, 50, 47, 52]
 COMM_A, COMM_B = "0x55d1c8a0", "0x55d1d000"
 
 
+def as_list(x: object) -> object:
+    """Lists and tuples alike, nested too: the contract names the items, not the sequence type."""
+    return [as_list(v) for v in x] if isinstance(x, list | tuple) else x
+
+
 def ev(pci, xid, pid=None, name=None):
     return {"pci": pci, "xid": xid, "pid": pid, "name": name}
 
@@ -105,7 +110,7 @@ def test_parse_xid_variants(prefix, bus, xid, pid, upper, func):
     line = f"{prefix}NVRM: Xid (PCI:{shown}): {xid}, {pid_field}Ch 00000010"
     got = parse_xid(line + "\n" + f"{prefix}NVRM: GPU at PCI:{shown}: GPU-0f1e2d3c")
     want = [ev(pci, xid, pid, "torchrun" if pid is not None else None)]
-    assert got == want, f"parse_xid({line!r}) = {got}, expected {want}"
+    assert as_list(got) == want, f"parse_xid({line!r}) = {got}, expected {want}"
 
 
 @grade(parse_xid, "correctness", points=1, validation=True, hint="Raise ValueError naming dmesg_text.")
@@ -186,9 +191,10 @@ def test_parse_dcgm_dmon_fixture():
     for gpu in range(8):
         assert list(got[gpu]) == FIELDS, f"GPU {gpu}: fields {list(got[gpu])}, expected {FIELDS} in header order"
         assert all(len(v) == 3 for v in got[gpu].values()), f"GPU {gpu}: expected 3 samples per field, got {got[gpu]}"
-    assert got[6]["SMCLK"] == [765.0] * 3 and got[6]["TMPTR"] == [89.0] * 3, f"GPU 6: {got[6]}"
-    assert got[2]["SMACT"] == [None, 0.916, 0.914], f"GPU 2 SMACT = {got[2]['SMACT']}, expected [None, 0.916, 0.914]"
-    assert got[0]["POWER"] == [389.412, 391.006, 390.557], f"GPU 0 POWER = {got[0]['POWER']}"
+    assert as_list(got[6]["SMCLK"]) == [765.0] * 3 and as_list(got[6]["TMPTR"]) == [89.0] * 3, f"GPU 6: {got[6]}"
+    assert as_list(got[2]["SMACT"]) == [None, 0.916, 0.914], (
+        f"GPU 2 SMACT = {got[2]['SMACT']}, expected [None, 0.916, 0.914]")
+    assert as_list(got[0]["POWER"]) == [389.412, 391.006, 390.557], f"GPU 0 POWER = {got[0]['POWER']}"
 
 
 @grade(parse_dcgm_dmon, "correctness", points=2,
@@ -230,7 +236,7 @@ def test_robust_z_worked_numbers():
                                                           "(median 80.5, MAD 1.5, 0.6745 · 49.5 / 1.5)")
     assert math.isclose(got[0], -0.22483333333333333, rel_tol=1e-9), f"robust_z({COMPUTE})[0] = {got[0]}"
     flat = robust_z([80, 80, 80, 130, 10])
-    assert flat == [0.0, 0.0, 0.0, math.inf, -math.inf], (
+    assert as_list(flat) == [0.0, 0.0, 0.0, math.inf, -math.inf], (
         f"robust_z([80, 80, 80, 130, 10]) = {flat}: MAD is 0, so 0 at the median and ±inf elsewhere")
 
 
@@ -266,10 +272,10 @@ def test_slow_gpus_fixture():
     dmon = parse_dcgm_dmon(DMON)
     for field in ("SMCLK", "SMACT", "POWER", "TMPTR"):
         got = slow_gpus(dmon, field)
-        assert got == [6], (f"slow_gpus(<dmon fixture>, {field!r}) = {got}, expected [6] "
+        assert as_list(got) == [6], (f"slow_gpus(<dmon fixture>, {field!r}) = {got}, expected [6] "
                             "(GPU 6 throttled: 765 MHz, 89 C)")
-    assert slow_gpus(dmon, "MMCLK") == [], "MMCLK is 1593 on every GPU: nobody is an outlier"
-    assert slow_gpus(dmon) == [6], "the default field is SMCLK"
+    assert as_list(slow_gpus(dmon, "MMCLK")) == [], "MMCLK is 1593 on every GPU: nobody is an outlier"
+    assert as_list(slow_gpus(dmon)) == [6], "the default field is SMCLK"
     assert math.isclose(1 - 765 / 1410, 0.4574, abs_tol=1e-4) and math.isclose(1 - 78_000 / 120_000, 0.35)
 
 
@@ -287,8 +293,8 @@ def test_slow_gpus_planted(n, data):
     dmon = {g: {"SMCLK": [v, None, v]} for g, v in enumerate(base)}
     want = [g for g, z in enumerate(oracle_z(base)) if z < -3.5]
     got = slow_gpus(dmon, "SMCLK")
-    assert got == want, f"slow_gpus({dmon}, 'SMCLK') = {got}, expected {want}"
-    assert set(slow) <= set(got) or not slow, f"planted slow GPUs {sorted(slow)} not all found in {got}"
+    assert as_list(got) == want, (f"slow_gpus({dmon}, 'SMCLK') = {got}, expected {want} "
+                                  f"(planted slow: {sorted(slow)}, flagged where z < -3.5)")
 
 
 @grade(slow_gpus, "correctness", points=1, validation=True,
