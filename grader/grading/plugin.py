@@ -467,9 +467,10 @@ def _classify_failure(base: dict, exc: BaseException, hint: str, *, case: int = 
     rest = "\n".join(text.splitlines()[1:])
     table = getattr(root, "table", "")
     replay = f"replay: {replay_command(base['unit'], base['exercise'], case)} (the same inputs every run)"
-    detail = [x for x in (f"inputs: {inputs}" if inputs else "", f"last call of your code: {call}" if call else "",
-                          rest, table, notes) if x]
-    if kind is not failures.FailureKind.SUBMISSION:
+    ran = kind is not failures.FailureKind.SUBMISSION  # a file that does not load ran no call of the learner's
+    detail = [x for x in (f"inputs: {inputs}" if inputs and ran else "",
+                          f"last call of your code: {call}" if call and ran else "", rest, table, notes) if x]
+    if ran:
         detail.append(replay)
     return TestResult(**base, status=Status.FAILED, score=0.0, message=first, detail="\n".join(detail),
                       hint=failures.hint_for(kind, str(base["tier"]), hint), kind=kind.value)

@@ -244,3 +244,11 @@ def test_a_frame_without_a_line_number_is_named_without_none(monkeypatch, tmp_pa
     assert plugin._learner_frame(ValueError()) == f" ({target.display_path(tmp_path / 'paged.py')})"
     frame.lineno = 7
     assert plugin._learner_frame(ValueError()).endswith("paged.py:7)")
+
+
+def test_a_file_that_does_not_load_shows_its_line_and_no_last_call(course):
+    """Issue 35: a syntax error showed a "last call" of code that never ran (and a replay command)."""
+    _, rows = course("def f(x):\n    return 2 *\n")
+    row = rows["test_doubles"]
+    assert row["status"] == "failed" and "syntax error" in row["message"] and "line 2" in row["message"]
+    assert "last call of your code" not in row["detail"] and "replay:" not in row["detail"]
