@@ -272,11 +272,13 @@ def _oob_message(kind: str, launch: _Launch, bad: np.ndarray, nbytes: int, n_act
     elems = sorted({(int(b) - r.start) // nbytes for b in bad})
     shown = ", ".join(map(str, elems[:4])) + (", ..." if len(elems) > 4 else "")
     size = (r.end - r.start) // nbytes
-    wrap = ", or wrap the tail tile's offsets back inside (`offs % n_rows`)" if kind == "load" else ""
+    # the same dimension's size in both remedies: a column tail is masked or wrapped by n_cols, a row tail by n_rows
+    wrap = " or wrap the tail tile's offsets back inside (`offs % n_cols`)" if kind == "load" else ""
     return (
         f"{launch.kernel}{where}: {kind} out of bounds of `{r.name}` ({r.desc}, {size} elements): "
         f"{len(bad)} of {n_active} active lanes at element offsets {shown}: it {_VERBS.get(kind, kind)} outside "
-        f"the tensor (a bounds bug, not padding); mask the {kind} (e.g. `mask=offs < n_cols`){wrap}"
+        f"the tensor (a bounds bug, not padding); mask the {kind} (e.g. `mask=offs < n_cols`){wrap}, with the "
+        "size of the dimension that offset runs along"
     )
 
 

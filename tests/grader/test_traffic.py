@@ -157,6 +157,8 @@ def test_unmasked_tail_load_is_reported_with_tensor_and_line():
     assert "_unmasked line" in msg and "tl.load(x_ptr + offs)" in msg
     assert "load out of bounds of `x_ptr` (1000 float32, 1000 elements)" in msg
     assert "24 of 256 active lanes at element offsets 1000, 1001" in msg and "mask the load" in msg
+    # issue 35: the advice masked by the column count but wrapped by the row count; one dimension for both
+    assert "`mask=offs < n_cols`" in msg and "`offs % n_cols`" in msg and "n_rows" not in msg
 
 
 def test_store_past_the_end_is_reported():
@@ -237,3 +239,4 @@ def test_a_load_outside_the_tensor_is_a_bounds_bug_not_padding():
     x = torch.randn(1000)
     with pytest.raises(KernelMemoryError, match=r"it loads outside the tensor \(a bounds bug, not padding\)"):
         _launch(_unmasked, x, torch.empty_like(x))
+
