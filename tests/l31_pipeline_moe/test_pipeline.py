@@ -17,6 +17,11 @@ simulate_pipeline = learner(UNIT, "pipeline", "simulate_pipeline")
 KEYS = ("makespan", "start", "busy", "bubble_fraction", "peak_in_flight", "timeline")
 
 
+def as_list(x: object) -> object:
+    """Lists and tuples alike, nested too: the contract names the items, not the sequence type."""
+    return [as_list(v) for v in x] if isinstance(x, list | tuple) else x
+
+
 # ---- oracles, written another way than the reference: a ticking clock and an in-flight limit ---------------
 
 
@@ -171,7 +176,7 @@ def test_simulate_hand_worked_schedules():
     got = simulate_pipeline(orders, 1, 1)
     check_result(got, {**clock_oracle(orders, [1, 1], [1, 1]), "timeline": P2M3_1F1B_TIMELINE},
                  "simulate_pipeline(pipeline_orders(2, 3, '1f1b'), 1, 1)")
-    assert got["peak_in_flight"] == [2, 1], f"simulate_pipeline(<1F1B p=2, m=3>, 1, 1)['peak_in_flight'] = " \
+    assert as_list(got["peak_in_flight"]) == [2, 1], f"simulate_pipeline(<1F1B p=2, m=3>, 1, 1)['peak_in_flight'] = " \
                                             f"{got['peak_in_flight']}, expected [2, 1]"
     for kind, peaks in (("gpipe", [8, 8, 8, 8]), ("1f1b", [4, 3, 2, 1])):
         call = f"simulate_pipeline(<{kind} orders, p=4, m=8>, 1, 2)"
