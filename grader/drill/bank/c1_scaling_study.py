@@ -52,7 +52,7 @@ TEMPLATES = [
         _step_steps,
         "s",
         ("ms", "s"),
-        source="the α-β model of the course's scaling study",
+        source=N_("the α-β model of the course's scaling study"),
     ),
     T(
         "c1.weak_scaling_efficiency",

@@ -35,9 +35,11 @@ STATIC_MEMORY = Template(
     topic="memory",
     difficulty=1,
     lecture=L27,
-    prompt="Mixed-precision Adam training of a {billions}B-parameter model (bf16 weights and gradients, fp32 "
-    "master weights, m and v), no sharding: how much static memory (weights + gradients + optimizer "
-    "states, before activations)?",
+    prompt=N_(
+        "Mixed-precision Adam training of a {billions}B-parameter model (bf16 weights and "
+        "gradients, fp32 master weights, m and v), no sharding: how much static memory "
+        "(weights + gradients + optimizer states, before activations)?"
+    ),
     params=_static_params,
     solution=("l27_memory_ledger", "ledger", "training_memory"),
     answer=lambda p, fn: fn(p["n_params"])["total"],
@@ -87,8 +89,10 @@ TRAINING_DAYS = Template(
     topic="flops",
     difficulty=2,
     lecture=L10,
-    prompt="Pre-train a dense {billions}B-parameter model on {trillions}T tokens with {n_gpus} {gpu} GPUs "
-    "({peak_t:g} TFLOP/s dense bf16 each) at MFU {mfu:.0%}: how many days?",
+    prompt=N_(
+        "Pre-train a dense {billions}B-parameter model on {trillions}T tokens with {n_gpus} "
+        "{gpu} GPUs ({peak_t:g} TFLOP/s dense bf16 each) at MFU {mfu:.0%}: how many days?"
+    ),
     params=_days_params,
     solution=("l10_three_ledgers", "ledgers", "training_days"),
     answer=lambda p, fn: fn(p["n_params"], p["n_tokens"], p["n_gpus"], p["peak"], p["mfu"]),
@@ -135,8 +139,11 @@ RING_ALLREDUCE = Template(
     topic="communication",
     difficulty=2,
     lecture=L13,
-    prompt="Ring all-reduce of {mib} MiB of gradients over {n_ranks} GPUs, α = {alpha_us:g} µs per step and "
-    "β = {beta_gb:g} GB/s per link (alpha-beta model): how long does it take?",
+    prompt=N_(
+        "Ring all-reduce of {mib} MiB of gradients over {n_ranks} GPUs, α = {alpha_us:g} µs "
+        "per step and β = {beta_gb:g} GB/s per link (alpha-beta model): how long does it "
+        "take?"
+    ),
     params=_ring_params,
     solution=("l13_alpha_beta", "alpha_beta", "ring_allreduce_time"),
     answer=lambda p, fn: fn(p["message_bytes"], p["n_ranks"], p["alpha"], p["beta"]),

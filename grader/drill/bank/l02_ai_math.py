@@ -118,7 +118,7 @@ TEMPLATES = [
         _gemm_flops_steps,
         "FLOP",
         ("GFLOP", "TFLOP", "FLOP"),
-        source="a multiply-add is 2 FLOPs",
+        source=N_("a multiply-add is 2 FLOPs"),
     ),
     T(
         "l02.gemm_bytes",
@@ -135,7 +135,7 @@ TEMPLATES = [
         _gemm_bytes_steps,
         "B",
         ("MB", "MiB", "GB", "B"),
-        source="ideal traffic: each input read once, the output written once (CONVENTIONS.md)",
+        source=N_("ideal traffic: each input read once, the output written once (CONVENTIONS.md)"),
     ),
     T(
         "l02.linear_train_flops",
@@ -152,7 +152,7 @@ TEMPLATES = [
         _linear_steps,
         "FLOP",
         ("TFLOP", "GFLOP", "PFLOP"),
-        source="training = 3 GEMMs of the forward's size: the 6N rule per layer",
+        source=N_("training = 3 GEMMs of the forward's size: the 6N rule per layer"),
     ),
     T(
         "l02.lora_params",
@@ -166,7 +166,7 @@ TEMPLATES = [
         _lora_steps,
         "1",
         rtol=1e-5,
-        source="LoRA (Hu et al. 2021): W + B·A, A is r × d_in, B is d_out × r",
+        source=N_("LoRA (Hu et al. 2021): W + B·A, A is r × d_in, B is d_out × r"),
     ),
     T(
         "l02.to_bytes",
@@ -180,7 +180,7 @@ TEMPLATES = [
         _bytes_steps,
         "B",
         ("GB", "GiB", "MB", "B"),
-        source="SI prefixes for decimal units, IEC (Ki, Mi, Gi) for binary; 8 bits per byte",
+        source=N_("SI prefixes for decimal units, IEC (Ki, Mi, Gi) for binary; 8 bits per byte"),
     ),
     T(
         "l02.contiguous_stride0",
@@ -198,7 +198,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=1e-5,
-        source="row-major: a stride is the product of the sizes to its right",
+        source=N_("row-major: a stride is the product of the sizes to its right"),
     ),
 ]
 

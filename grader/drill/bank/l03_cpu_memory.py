@@ -50,7 +50,7 @@ TEMPLATES = [
         _set_steps,
         "1",
         rtol=1e-9,
-        source="set = (address // line) mod sets",
+        source=N_("set = (address // line) mod sets"),
     ),
     T(
         "l03.cache_tag",
@@ -64,7 +64,7 @@ TEMPLATES = [
         _tag_steps,
         "1",
         rtol=1e-9,
-        source="tag = address // (line · sets)",
+        source=N_("tag = address // (line · sets)"),
     ),
     T(
         "l03.cache_offset",
@@ -81,7 +81,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=1e-9,
-        source="offset = address mod line",
+        source=N_("offset = address mod line"),
     ),
 ]
 
@@ -134,6 +134,6 @@ TEMPLATES += [
         "B",
         ("B",),
         rtol=1e-9,
-        source="System V x86-64 ABI: each field at a multiple of its alignment, the size a multiple of the largest",
+        source=N_("System V x86-64 ABI: each field at a multiple of its alignment, the size a multiple of the largest"),
     ),
 ]

@@ -50,7 +50,7 @@ TEMPLATES = [
         _steps,
         "1",
         rtol=0.01,
-        source="the kernel's loadavg: L ← L·e^(−5/W) + n·(1 − e^(−5/W)) every 5 s",
+        source=N_("the kernel's loadavg: L ← L·e^(−5/W) + n·(1 − e^(−5/W)) every 5 s"),
     ),
 ]
 
@@ -88,6 +88,6 @@ TEMPLATES += [
         _decay_steps,
         "1",
         rtol=0.01,
-        source="the load average decays exponentially: it lags both the rise and the fall",
+        source=N_("the load average decays exponentially: it lags both the rise and the fall"),
     ),
 ]

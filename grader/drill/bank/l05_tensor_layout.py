@@ -56,7 +56,7 @@ TEMPLATES = [
         _steps,
         kind="choice",
         options=lambda p: list(ANSWERS),
-        source="Tensor.is_contiguous(): size-1 dims are ignored",
+        source=N_("Tensor.is_contiguous(): size-1 dims are ignored"),
     ),
 ]
 
@@ -109,6 +109,6 @@ TEMPLATES += [
         lambda p: [Step("=", N_("a view needs each new dim to cover evenly spaced elements of the old ones"), 1)],
         kind="choice",
         options=lambda p: list(VIEW),
-        source="PyTorch's computeStride (view semantics)",
+        source=N_("PyTorch's computeStride (view semantics)"),
     ),
 ]

@@ -79,7 +79,7 @@ TEMPLATES = [
         _attn_steps,
         "B",
         ("GB", "GiB", "MB", "B"),
-        source="saved tensors of softmax(QKᵀ)·V; a CUDA bool mask is 1 byte per score",
+        source=N_("saved tensors of softmax(QKᵀ)·V; a CUDA bool mask is 1 byte per score"),
     ),
     T(
         "l06.checkpoint_peak",
@@ -97,7 +97,7 @@ TEMPLATES = [
         lambda p: [Step(s.op, s.label, s.value * 10**9, "B", s.args) for s in _ckpt_steps(p)],
         "B",
         ("GB", "B"),
-        source="Chen et al. 2016 (sublinear memory): peak(k) = k·input + ceil(L/k)·act, minimised over k",
+        source=N_("Chen et al. 2016 (sublinear memory): peak(k) = k·input + ceil(L/k)·act, minimised over k"),
     ),
 ]
 
@@ -125,7 +125,7 @@ TEMPLATES += [
         ],
         "1",
         rtol=1e-9,
-        source="Chen et al. 2016: about √L segments",
+        source=N_("Chen et al. 2016: about √L segments"),
     ),
     T(
         "l06.dropout_mask_bytes",
@@ -142,6 +142,6 @@ TEMPLATES += [
         lambda p: [Step("=", N_("B·n·S² scores"), p["b"] * p["h"] * p["s"] ** 2), Step("×", N_("1 byte each"), 1, "B")],
         "B",
         ("GB", "GiB", "MB", "B"),
-        source="torch's fused dropout saves a bool mask",
+        source=N_("torch's fused dropout saves a bool mask"),
     ),
 ]

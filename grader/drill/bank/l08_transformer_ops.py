@@ -71,7 +71,7 @@ TEMPLATES = [
         _total_steps,
         "1",
         rtol=0.01,
-        source="LLaMA architecture (Touvron et al. 2023): no biases, RMSNorm, SwiGLU",
+        source=N_("LLaMA architecture (Touvron et al. 2023): no biases, RMSNorm, SwiGLU"),
     ),
     T(
         "l08.llama_attention_params",
@@ -88,7 +88,7 @@ TEMPLATES = [
         _attn_steps,
         "1",
         rtol=0.01,
-        source="GQA: K and V project to KV heads × head dim only",
+        source=N_("GQA: K and V project to KV heads × head dim only"),
     ),
     T(
         "l08.llama_ffn_params",
@@ -102,7 +102,7 @@ TEMPLATES = [
         _ffn_steps,
         "1",
         rtol=0.01,
-        source="SwiGLU has three matrices",
+        source=N_("SwiGLU has three matrices"),
     ),
     T(
         "l08.kv_bytes_per_token",
@@ -119,7 +119,7 @@ TEMPLATES = [
         _kv_steps,
         "B",
         ("KiB", "KB", "MB", "B"),
-        source="2 (K and V) × L × H_kv × d × bytes: one factor of 2 (CONVENTIONS.md)",
+        source=N_("2 (K and V) × L × H_kv × d × bytes: one factor of 2 (CONVENTIONS.md)"),
     ),
 ]
 

@@ -87,7 +87,7 @@ TEMPLATES = [
         _flops_steps,
         "FLOP",
         ("FLOP", "EFLOP", "ZFLOP"),
-        source="6ND (Kaplan et al. 2020); full recompute adds a forward: 8ND (that is HFU's count, not MFU's)",
+        source=N_("6ND (Kaplan et al. 2020); full recompute adds a forward: 8ND (that is HFU's count, not MFU's)"),
     ),
     T(
         "l10.mfu",
@@ -105,7 +105,7 @@ TEMPLATES = [
         "ratio",
         ("%",),
         rtol=0.01,
-        source="MFU as in PaLM (Chowdhery et al. 2022): model FLOPs 6N per token over the cluster's peak",
+        source=N_("MFU as in PaLM (Chowdhery et al. 2022): model FLOPs 6N per token over the cluster's peak"),
     ),
     T(
         "l10.activation_bytes_per_layer",
@@ -133,7 +133,7 @@ TEMPLATES = [
         _act_steps,
         "B",
         ("GB", "GiB", "MB", "B"),
-        source="Korthikanti et al. 2022, eq. 1: sbh(34 + 5as/h)",
+        source=N_("Korthikanti et al. 2022, eq. 1: sbh(34 + 5as/h)"),
     ),
 ]
 
@@ -159,6 +159,6 @@ TEMPLATES += [
         ],
         "B",
         ("GB", "GiB", "MB", "B"),
-        source="Korthikanti et al. 2022: the term selective recomputation removes",
+        source=N_("Korthikanti et al. 2022: the term selective recomputation removes"),
     ),
 ]

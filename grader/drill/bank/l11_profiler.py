@@ -49,7 +49,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=0.002,
-        source="Amdahl's law",
+        source=N_("Amdahl's law"),
     ),
     T(
         "l11.amdahl_max",
@@ -69,7 +69,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=0.002,
-        source="Amdahl's law: the bound 1 / (1 − f)",
+        source=N_("Amdahl's law: the bound 1 / (1 − f)"),
     ),
 ]
 

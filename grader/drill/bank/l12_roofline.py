@@ -60,7 +60,7 @@ TEMPLATES = [
         lambda p: [Step("=", N_("peak"), p["peak"], "FLOP/s"), Step("÷", N_("bandwidth"), p["bw"], "B/s")],
         "1",
         rtol=0.01,
-        source="Williams, Waterman & Patterson 2009 (roofline)",
+        source=N_("Williams, Waterman & Patterson 2009 (roofline)"),
     ),
     T(
         "l12.attainable_flops",
@@ -77,7 +77,7 @@ TEMPLATES = [
         _attain_steps,
         "FLOP/s",
         ("TFLOPS", "GFLOPS", "FLOP/s"),
-        source="roofline: min(peak, intensity × bandwidth)",
+        source=N_("roofline: min(peak, intensity × bandwidth)"),
     ),
     T(
         "l12.gemm_intensity",
@@ -94,7 +94,7 @@ TEMPLATES = [
         _gemm_steps,
         "1",
         rtol=0.01,
-        source="ideal traffic (CONVENTIONS.md)",
+        source=N_("ideal traffic (CONVENTIONS.md)"),
     ),
     T(
         "l12.bank_conflict_degree",
@@ -118,6 +118,6 @@ TEMPLATES = [
         ],
         "1",
         rtol=1e-9,
-        source="32 banks of 4 bytes; word w is in bank w mod 32",
+        source=N_("32 banks of 4 bytes; word w is in bank w mod 32"),
     ),
 ]

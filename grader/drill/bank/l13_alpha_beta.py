@@ -56,7 +56,7 @@ TEMPLATES = [
         lambda p: [Step("=", N_("latency α"), p["alpha"], "s"), Step("+", N_("S / β"), p["bytes"] / p["beta"], "s")],
         "s",
         ("ms", "us", "s"),
-        source="Hockney's α-β model",
+        source=N_("Hockney's α-β model"),
     ),
     T(
         "l13.crossover_bytes",
@@ -70,7 +70,7 @@ TEMPLATES = [
         lambda p: [Step("=", N_("α"), p["alpha"], "s"), Step("×", N_("β"), p["beta"], "B/s")],
         "B",
         ("KB", "KiB", "MB", "B"),
-        source="α = S/β ⇒ S* = α·β",
+        source=N_("α = S/β ⇒ S* = α·β"),
     ),
     T(
         "l13.hierarchical_inter_bytes",
@@ -88,7 +88,7 @@ TEMPLATES = [
         _hier_steps,
         "B",
         ("MB", "MiB", "GB", "B"),
-        source="NCCL's tree/ring hierarchy; ring factor 2(n−1)/n",
+        source=N_("NCCL's tree/ring hierarchy; ring factor 2(n−1)/n"),
     ),
 ]
 

@@ -47,7 +47,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=1e-9,
-        source="mixed-radix rank = tp + TP·(pp + PP·dp) (Megatron-style order with TP innermost)",
+        source=N_("mixed-radix rank = tp + TP·(pp + PP·dp) (Megatron-style order with TP innermost)"),
     ),
     T(
         "l14.rank_dp_coord",
@@ -68,7 +68,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=1e-9,
-        source="mixed-radix rank = tp + TP·(pp + PP·dp)",
+        source=N_("mixed-radix rank = tp + TP·(pp + PP·dp)"),
     ),
     T(
         "l14.alltoall_cross_rail",
@@ -89,7 +89,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=1e-9,
-        source="rail-optimized topology: same-rail traffic stays on one leaf",
+        source=N_("rail-optimized topology: same-rail traffic stays on one leaf"),
     ),
     T(
         "l14.alltoall_intra_node",

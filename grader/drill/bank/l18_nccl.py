@@ -103,7 +103,7 @@ TEMPLATES = [
         ],
         "B",
         ("GB", "GiB", "TB", "B"),
-        source="Patarasuk & Yuan 2009 (bandwidth-optimal ring)",
+        source=N_("Patarasuk & Yuan 2009 (bandwidth-optimal ring)"),
     ),
     T(
         "l18.bus_bandwidth",
@@ -125,7 +125,7 @@ TEMPLATES = [
         ],
         "B/s",
         ("GB/s", "Gb/s", "B/s"),
-        source="nccl-tests doc/PERFORMANCE.md",
+        source=N_("nccl-tests doc/PERFORMANCE.md"),
     ),
     T(
         "l18.ring_time",
@@ -142,7 +142,7 @@ TEMPLATES = [
         _ring_steps,
         "s",
         ("ms", "us", "s"),
-        source="α-β model of the ring (Thakur et al. 2005)",
+        source=N_("α-β model of the ring (Thakur et al. 2005)"),
     ),
     T(
         "l18.tree_time",
@@ -160,7 +160,7 @@ TEMPLATES = [
         _tree_steps,
         "s",
         ("ms", "us", "s"),
-        source="the lecture's lab model: t_tree = 2·log2(P)·α + 2S/(0.85·β)",
+        source=N_("the lecture's lab model: t_tree = 2·log2(P)·α + 2S/(0.85·β)"),
     ),
     T(
         "l18.best_protocol",
@@ -178,7 +178,7 @@ TEMPLATES = [
         _proto_steps,
         kind="choice",
         options=lambda p: list(PROTOS),
-        source="NCCL protocols: LL, LL128, Simple (NCCL docs; the lecture's model)",
+        source=N_("NCCL protocols: LL, LL128, Simple (NCCL docs; the lecture's model)"),
     ),
 ]
 
@@ -200,6 +200,6 @@ TEMPLATES += [
         lambda p: [*_ring_steps(p)[:1], *_tree_steps(p)[:1]],
         kind="choice",
         options=lambda p: list(ALGOS),
-        source="trees win at small messages and many ranks (latency), rings at large messages",
+        source=N_("trees win at small messages and many ranks (latency), rings at large messages"),
     ),
 ]

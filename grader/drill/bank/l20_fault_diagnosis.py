@@ -56,7 +56,7 @@ TEMPLATES = [
         _z_steps,
         "1",
         rtol=0.005,
-        source="Iglewicz & Hoaglin: 0.6745·(x − median)/MAD, flag above 3.5",
+        source=N_("Iglewicz & Hoaglin: 0.6745·(x − median)/MAD, flag above 3.5"),
     ),
     T(
         "l20.straggler_culprit",
@@ -73,6 +73,6 @@ TEMPLATES = [
         lambda p: [Step("=", N_("the longest compute, which also waits the least"), p["slow"])],
         "1",
         rtol=1e-9,
-        source="the straggler inversion: the victim waits longest, the culprit computes longest",
+        source=N_("the straggler inversion: the victim waits longest, the culprit computes longest"),
     ),
 ]

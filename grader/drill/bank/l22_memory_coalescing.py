@@ -83,7 +83,7 @@ TEMPLATES = [
         _sectors,
         "1",
         rtol=1e-9,
-        source="global memory moves 32-byte sectors (CUDA C Best Practices Guide, coalescing)",
+        source=N_("global memory moves 32-byte sectors (CUDA C Best Practices Guide, coalescing)"),
     ),
     T(
         "l22.occupancy",
@@ -102,8 +102,10 @@ TEMPLATES = [
         "ratio",
         ("%",),
         rtol=0.005,
-        source="CUDA Occupancy Calculator rules (registers per warp in units of 256, 1 KB reserved "
-        "shared memory per block)",
+        source=N_(
+            "CUDA Occupancy Calculator rules (registers per warp in units of 256, 1 KB reserved "
+            "shared memory per block)"
+        ),
     ),
 ]
 

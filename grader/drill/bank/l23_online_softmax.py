@@ -57,7 +57,7 @@ TEMPLATES = [
         _steps,
         "B",
         ("MB", "GB", "MiB", "B"),
-        source="Milakov & Gimelshein 2018 (online normalizer calculation for softmax)",
+        source=N_("Milakov & Gimelshein 2018 (online normalizer calculation for softmax)"),
     ),
     T(
         "l23.softmax_order",
@@ -114,6 +114,6 @@ TEMPLATES += [
         _stream_steps,
         "1",
         rtol=1e-4,
-        source="Milakov & Gimelshein 2018: rescale d by e^(m_old − m_new) when the max grows",
+        source=N_("Milakov & Gimelshein 2018: rescale d by e^(m_old − m_new) when the max grows"),
     ),
 ]

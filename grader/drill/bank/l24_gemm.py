@@ -64,7 +64,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=0.01,
-        source="tiling raises reuse: intensity grows with the tile, not with K",
+        source=N_("tiling raises reuse: intensity grows with the tile, not with K"),
     ),
     T(
         "l24.tiled_gemm_bytes",
@@ -81,7 +81,7 @@ TEMPLATES = [
         _gemm_steps,
         "B",
         ("GB", "MB", "GiB", "B"),
-        source="each tile row re-reads B, each tile column re-reads A",
+        source=N_("each tile row re-reads B, each tile column re-reads A"),
     ),
 ]
 

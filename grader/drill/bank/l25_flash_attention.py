@@ -63,7 +63,7 @@ TEMPLATES = [
         _std_steps,
         "B",
         ("MB", "MiB", "GB", "B"),
-        source="FlashAttention (Dao et al. 2022), §2.2",
+        source=N_("FlashAttention (Dao et al. 2022), §2.2"),
     ),
     T(
         "l25.flash_attention_bytes",
@@ -81,7 +81,7 @@ TEMPLATES = [
         _flash_steps,
         "B",
         ("MB", "MiB", "GB", "B"),
-        source="FlashAttention-2 (Dao 2023): Q tiles outer, K/V tiles inner",
+        source=N_("FlashAttention-2 (Dao 2023): Q tiles outer, K/V tiles inner"),
     ),
     T(
         "l25.sram_tile_bytes",
@@ -102,7 +102,7 @@ TEMPLATES = [
         ],
         "B",
         ("KiB", "KB", "B"),
-        source="the S/P tile and the accumulator live in registers",
+        source=N_("the S/P tile and the accumulator live in registers"),
     ),
 ]
 

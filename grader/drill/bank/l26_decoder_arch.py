@@ -65,7 +65,7 @@ TEMPLATES = [
         _swiglu_steps,
         "1",
         rtol=1e-9,
-        source="Meta's llama/model.py FeedForward.__init__",
+        source=N_("Meta's llama/model.py FeedForward.__init__"),
     ),
     T(
         "l26.gqa_layer_params",
@@ -103,7 +103,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=0.005,
-        source="NTK-aware scaled RoPE (bloc97, 2023)",
+        source=N_("NTK-aware scaled RoPE (bloc97, 2023)"),
     ),
     T(
         "l26.decode_attention_intensity",
@@ -124,7 +124,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=0.01,
-        source="GQA (Ainslie et al. 2023): each KV head is read once for its group of query heads",
+        source=N_("GQA (Ainslie et al. 2023): each KV head is read once for its group of query heads"),
     ),
 ]
 _ = math
@@ -142,7 +142,7 @@ TEMPLATES += [
         lambda p: [Step("=", N_("hidden"), p["hidden"]), Step("×", N_("KV heads × head dim"), p["kv"] * p["head_dim"])],
         "1",
         rtol=1e-5,
-        source="GQA shrinks W_k and W_v by H_q / H_kv",
+        source=N_("GQA shrinks W_k and W_v by H_q / H_kv"),
     ),
 ]
 

@@ -93,7 +93,7 @@ TEMPLATES = [
         _act_steps,
         "B",
         ("GB", "GiB", "MB", "B"),
-        source="Korthikanti et al. 2022 (selective activation recomputation)",
+        source=N_("Korthikanti et al. 2022 (selective activation recomputation)"),
     ),
     T(
         "l27.kv_cache_bytes",
@@ -110,7 +110,7 @@ TEMPLATES = [
         _kv_steps,
         "B",
         ("GiB", "GB", "TB", "B"),
-        source="one factor of 2 for K and V (CONVENTIONS.md)",
+        source=N_("one factor of 2 for K and V (CONVENTIONS.md)"),
     ),
     T(
         "l27.attention_flops_share",
@@ -132,7 +132,7 @@ TEMPLATES = [
         "ratio",
         ("%",),
         rtol=0.01,
-        source="the 6N rule leaves out attention; it grows with S",
+        source=N_("the 6N rule leaves out attention; it grows with S"),
     ),
     T(
         "l27.training_memory_optimizer",
@@ -153,6 +153,6 @@ TEMPLATES = [
         ],
         "B",
         ("GB", "GiB", "TB", "B"),
-        source="ZeRO paper's K: 12 for mixed-precision Adam",
+        source=N_("ZeRO paper's K: 12 for mixed-precision Adam"),
     ),
 ]

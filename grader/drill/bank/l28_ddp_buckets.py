@@ -86,7 +86,7 @@ TEMPLATES = [
         _ar_steps,
         "s",
         ("ms", "s", "us"),
-        source="α-β model of the ring all-reduce",
+        source=N_("α-β model of the ring all-reduce"),
     ),
     T(
         "l28.exposed_communication",
@@ -106,7 +106,7 @@ TEMPLATES = [
         "s",
         ("ms", "s"),
         rtol=0.005,
-        source="PyTorch DDP (Li et al. 2020): buckets all-reduce while the backward continues",
+        source=N_("PyTorch DDP (Li et al. 2020): buckets all-reduce while the backward continues"),
     ),
 ]
 
@@ -148,6 +148,6 @@ TEMPLATES += [
         _bk_steps,
         "1",
         rtol=1e-9,
-        source="PyTorch DDP's reducer (bucket_cap_mb), gradients ready last-layer first",
+        source=N_("PyTorch DDP's reducer (bucket_cap_mb), gradients ready last-layer first"),
     ),
 ]

@@ -120,7 +120,7 @@ TEMPLATES = [
         _mem_steps,
         "B",
         ("GB", "GiB", "TB", "B"),
-        source="ZeRO (Rajbhandari et al. 2020), fig. 1",
+        source=N_("ZeRO (Rajbhandari et al. 2020), fig. 1"),
     ),
     T(
         "l29.zero_comm",
@@ -137,7 +137,7 @@ TEMPLATES = [
         _comm_steps,
         "B",
         ("GB", "TB", "GiB", "B"),
-        source="ZeRO paper §7: stages 0–2 move 2Ψ, stage 3 moves 3Ψ (the N → ∞ limits)",
+        source=N_("ZeRO paper §7: stages 0–2 move 2Ψ, stage 3 moves 3Ψ (the N → ∞ limits)"),
     ),
     T(
         "l29.fsdp_peak",
@@ -156,7 +156,7 @@ TEMPLATES = [
         _fsdp_steps,
         "B",
         ("GB", "GiB", "B"),
-        source="PyTorch FSDP (Zhao et al. 2023): one unit unsharded at a time, plus prefetch",
+        source=N_("PyTorch FSDP (Zhao et al. 2023): one unit unsharded at a time, plus prefetch"),
     ),
 ]
 
@@ -209,6 +209,6 @@ TEMPLATES += [
         ],
         kind="choice",
         options=lambda p: list(STAGE_CHOICES),
-        source="ZeRO: each stage trades memory for traffic",
+        source=N_("ZeRO: each stage trades memory for traffic"),
     ),
 ]

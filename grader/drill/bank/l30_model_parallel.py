@@ -61,7 +61,7 @@ TEMPLATES = [
         "ratio",
         ("%",),
         rtol=0.005,
-        source="the course's definition: idle share of wall time (p−1)/(v·m + p−1)",
+        source=N_("the course's definition: idle share of wall time (p−1)/(v·m + p−1)"),
     ),
     T(
         "l30.bubble_ratio",
@@ -79,7 +79,7 @@ TEMPLATES = [
         "ratio",
         ("%",),
         rtol=0.005,
-        source="Narayanan et al. 2021 (Megatron-LM), (p−1)/(v·m)",
+        source=N_("Narayanan et al. 2021 (Megatron-LM), (p−1)/(v·m)"),
     ),
     T(
         "l30.tp_allreduce_bytes",
@@ -97,7 +97,7 @@ TEMPLATES = [
         _tp_steps,
         "B",
         ("GB", "MB", "GiB", "B"),
-        source="Shoeybi et al. 2019: two all-reduces forward, two backward per layer",
+        source=N_("Shoeybi et al. 2019: two all-reduces forward, two backward per layer"),
     ),
 ]
 

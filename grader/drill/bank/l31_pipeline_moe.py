@@ -48,7 +48,7 @@ TEMPLATES = [
         _steps,
         "1",
         rtol=1e-9,
-        source="Switch Transformer (Fedus et al. 2021): capacity = ceil(cf · k · T / E)",
+        source=N_("Switch Transformer (Fedus et al. 2021): capacity = ceil(cf · k · T / E)"),
     ),
 ]
 
@@ -95,6 +95,6 @@ TEMPLATES += [
         ],
         "1",
         rtol=1e-9,
-        source="PipeDream-Flush / Megatron 1F1B",
+        source=N_("PipeDream-Flush / Megatron 1F1B"),
     ),
 ]

@@ -82,7 +82,7 @@ TEMPLATES = [
         _roof_steps,
         "FLOP/s",
         ("TFLOPS", "FLOP/s"),
-        source="2 FLOPs per weight per token, 2 bytes per bf16 weight: intensity ≈ T",
+        source=N_("2 FLOPs per weight per token, 2 bytes per bf16 weight: intensity ≈ T"),
     ),
     T(
         "l32.step_bound",
@@ -119,7 +119,7 @@ TEMPLATES = [
         _decode_steps,
         "s",
         ("ms", "s", "us"),
-        source="decode is memory-bound: the step reads the weights once and every KV cache",
+        source=N_("decode is memory-bound: the step reads the weights once and every KV cache"),
     ),
     T(
         "l32.tpot",
@@ -140,7 +140,7 @@ TEMPLATES = [
         "s",
         ("ms", "s"),
         rtol=0.005,
-        source="vLLM benchmark definitions: TPOT = (E2E − TTFT)/(N − 1)",
+        source=N_("vLLM benchmark definitions: TPOT = (E2E − TTFT)/(N − 1)"),
     ),
 ]
 
@@ -193,7 +193,7 @@ TEMPLATES += [
         "s",
         ("ms", "s"),
         rtol=1e-6,
-        source="nearest-rank percentile (no interpolation), as the course's units use",
+        source=N_("nearest-rank percentile (no interpolation), as the course's units use"),
     ),
     T(
         "l32.goodput",
@@ -218,7 +218,7 @@ TEMPLATES += [
         ],
         "1",
         rtol=1e-6,
-        source="DistServe (Zhong et al. 2024): goodput counts only requests within their SLOs",
+        source=N_("DistServe (Zhong et al. 2024): goodput counts only requests within their SLOs"),
     ),
 ]
 

@@ -68,7 +68,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=1e-9,
-        source="vLLM PagedAttention (Kwon et al. 2023)",
+        source=N_("vLLM PagedAttention (Kwon et al. 2023)"),
     ),
     T(
         "l33.paged_utilization",
@@ -86,7 +86,7 @@ TEMPLATES = [
         "ratio",
         ("%",),
         rtol=0.005,
-        source="internal fragmentation only in each sequence's last block",
+        source=N_("internal fragmentation only in each sequence's last block"),
     ),
     T(
         "l33.static_utilization",
@@ -104,7 +104,7 @@ TEMPLATES = [
         "ratio",
         ("%",),
         rtol=0.005,
-        source="pre-allocation at max length wastes the reservation (PagedAttention §3)",
+        source=N_("pre-allocation at max length wastes the reservation (PagedAttention §3)"),
     ),
     T(
         "l33.static_batching_steps",
@@ -122,7 +122,7 @@ TEMPLATES = [
         _static_cb_steps,
         "1",
         rtol=1e-9,
-        source="Orca (Yu et al. 2022): iteration-level scheduling removes this waste",
+        source=N_("Orca (Yu et al. 2022): iteration-level scheduling removes this waste"),
     ),
 ]
 
@@ -172,6 +172,6 @@ TEMPLATES += [
         ],
         "1",
         rtol=1e-9,
-        source="blocks are per sequence: never ceil(total / B)",
+        source=N_("blocks are per sequence: never ceil(total / B)"),
     ),
 ]

@@ -42,7 +42,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=0.005,
-        source="Leviathan et al. 2023: E = (1 − α^(γ+1)) / (1 − α)",
+        source=N_("Leviathan et al. 2023: E = (1 − α^(γ+1)) / (1 − α)"),
     ),
     T(
         "l34.spec_speedup",
@@ -69,7 +69,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=0.005,
-        source="Leviathan et al. 2023, the walltime improvement",
+        source=N_("Leviathan et al. 2023, the walltime improvement"),
     ),
     T(
         "l34.spec_tpot",

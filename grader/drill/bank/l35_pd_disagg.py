@@ -94,7 +94,7 @@ TEMPLATES = [
         _kv_steps,
         "B",
         ("GiB", "GB", "MB", "B"),
-        source="DistServe / Mooncake: the KV cache moves from prefill to decode",
+        source=N_("DistServe / Mooncake: the KV cache moves from prefill to decode"),
     ),
     T(
         "l35.kv_transfer_seconds",
@@ -130,7 +130,7 @@ TEMPLATES = [
         "s",
         ("ms", "s"),
         rtol=0.005,
-        source="layer-wise KV transfer (Mooncake, DistServe)",
+        source=N_("layer-wise KV transfer (Mooncake, DistServe)"),
     ),
     T(
         "l35.pd_ratio",
@@ -175,6 +175,6 @@ TEMPLATES = [
         ],
         kind="choice",
         options=lambda p: [f"instance {i}" for i in range(p["n"])] + [N_("reject (429)")],
-        source="Mooncake (Qin et al. 2024): KV-cache-centric scheduling",
+        source=N_("Mooncake (Qin et al. 2024): KV-cache-centric scheduling"),
     ),
 ]

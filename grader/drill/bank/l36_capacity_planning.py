@@ -142,7 +142,7 @@ TEMPLATES = [
         _kv_steps,
         "B",
         ("KiB", "KB", "B"),
-        source="vLLM replicates KV heads when TP exceeds their count",
+        source=N_("vLLM replicates KV heads when TP exceeds their count"),
     ),
     T(
         "l36.kv_pool",
@@ -160,7 +160,7 @@ TEMPLATES = [
         _pool_steps,
         "B",
         ("GB", "GiB", "B"),
-        source="vLLM's memory profiling: pool = total × utilization − weights − runtime",
+        source=N_("vLLM's memory profiling: pool = total × utilization − weights − runtime"),
     ),
     T(
         "l36.b_max",
@@ -178,7 +178,7 @@ TEMPLATES = [
         _bmax_steps,
         "1",
         rtol=1e-9,
-        source="whole requests: floor(pool / (KV per token × S_total))",
+        source=N_("whole requests: floor(pool / (KV per token × S_total))"),
     ),
     T(
         "l36.cluster_gpus",
@@ -197,7 +197,7 @@ TEMPLATES = [
         _cluster_steps,
         "1",
         rtol=1e-9,
-        source="Little's law for concurrency; throughput and memory sized separately, the larger wins",
+        source=N_("Little's law for concurrency; throughput and memory sized separately, the larger wins"),
     ),
 ]
 
@@ -220,7 +220,7 @@ TEMPLATES += [
         ],
         "1",
         rtol=0.001,
-        source="Little's law L = λW",
+        source=N_("Little's law L = λW"),
     ),
     T(
         "l36.nodes_throughput",

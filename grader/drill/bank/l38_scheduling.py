@@ -79,7 +79,7 @@ TEMPLATES = [
         _pods_steps,
         kind="choice",
         options=lambda p: list(OUTCOMES),
-        source="gang scheduling (Volcano, Kueue): all-or-nothing binding",
+        source=N_("gang scheduling (Volcano, Kueue): all-or-nothing binding"),
     ),
     T(
         "l38.hami_used",
@@ -97,7 +97,7 @@ TEMPLATES = [
         "B",
         ("MiB", "MB", "B"),
         rtol=0.001,
-        source="HAMi-core's cuMemAlloc hook",
+        source=N_("HAMi-core's cuMemAlloc hook"),
     ),
 ]
 

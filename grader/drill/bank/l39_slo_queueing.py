@@ -58,7 +58,7 @@ TEMPLATES = [
         "ratio",
         ("%",),
         rtol=0.005,
-        source="Erlang C via the Erlang-B recursion (no factorials)",
+        source=N_("Erlang C via the Erlang-B recursion (no factorials)"),
     ),
     T(
         "l39.mmc_mean_wait",
@@ -79,7 +79,7 @@ TEMPLATES = [
         "s",
         ("ms", "s"),
         rtol=0.005,
-        source="M/M/c: W_q = C(c, A) / (cμ − λ)",
+        source=N_("M/M/c: W_q = C(c, A) / (cμ − λ)"),
     ),
     T(
         "l39.mmc_utilization",
@@ -113,7 +113,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=0.002,
-        source="Google SRE Workbook, ch. 5 (alerting on SLOs)",
+        source=N_("Google SRE Workbook, ch. 5 (alerting on SLOs)"),
     ),
     T(
         "l39.budget_consumed",
@@ -132,7 +132,7 @@ TEMPLATES = [
         "ratio",
         ("%",),
         rtol=0.002,
-        source="SRE Workbook: 14.4 for 1 h = 2 % of a 30-day budget",
+        source=N_("SRE Workbook: 14.4 for 1 h = 2 % of a 30-day budget"),
     ),
 ]
 _ = math
@@ -211,7 +211,7 @@ TEMPLATES += [
         ],
         "1",
         rtol=1e-9,
-        source="sizing for a tail, not for utilization < 1",
+        source=N_("sizing for a tail, not for utilization < 1"),
     ),
 ]
 
@@ -283,7 +283,7 @@ TEMPLATES += [
         _scale_steps,
         "1",
         rtol=1e-9,
-        source="Kubernetes HPA: the larger of the metrics' desired replicas",
+        source=N_("Kubernetes HPA: the larger of the metrics' desired replicas"),
     ),
     T(
         "l39.first_alert",
@@ -304,6 +304,6 @@ TEMPLATES += [
         ],
         kind="choice",
         options=lambda p: list(RULES),
-        source="Google SRE Workbook, ch. 5, table 5-8",
+        source=N_("Google SRE Workbook, ch. 5, table 5-8"),
     ),
 ]

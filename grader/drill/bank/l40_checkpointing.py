@@ -80,7 +80,7 @@ TEMPLATES = [
         ],
         "s",
         ("s", "ms"),
-        source="the write to storage continues in the background and is not counted",
+        source=N_("the write to storage continues in the background and is not counted"),
     ),
     T(
         "l40.young_interval",
@@ -106,7 +106,7 @@ TEMPLATES = [
         "s",
         ("min", "h", "s"),
         rtol=0.005,
-        source="Young 1974: τ = √(2CM)",
+        source=N_("Young 1974: τ = √(2CM)"),
     ),
     T(
         "l40.daly_interval",
@@ -124,7 +124,7 @@ TEMPLATES = [
         "s",
         ("min", "h", "s"),
         rtol=0.005,
-        source="Daly 2006",
+        source=N_("Daly 2006"),
     ),
 ]
 

@@ -65,7 +65,7 @@ TEMPLATES = [
         _rlhf_steps,
         "B",
         ("GB", "TB", "GiB", "B"),
-        source="PPO: actor + critic trained, reward + reference frozen; DPO and GRPO: no critic, no reward model",
+        source=N_("PPO: actor + critic trained, reward + reference frozen; DPO and GRPO: no critic, no reward model"),
     ),
     T(
         "l41.lora_params_70b",
@@ -85,7 +85,7 @@ TEMPLATES = [
         ],
         "1",
         rtol=1e-5,
-        source="LoRA (Hu et al. 2021)",
+        source=N_("LoRA (Hu et al. 2021)"),
     ),
 ]
 

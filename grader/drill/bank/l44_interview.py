@@ -244,7 +244,7 @@ TEMPLATES = [
         _static_steps,
         "B",
         ("GB", "GiB", "B"),
-        source="TP·PP split the model, ZeRO shards over DP",
+        source=N_("TP·PP split the model, ZeRO shards over DP"),
     ),
     T(
         "l44.judge_plan",
@@ -261,7 +261,7 @@ TEMPLATES = [
         _verdict_steps,
         kind="choice",
         options=lambda p: list(VERDICTS),
-        source="the lecture's judge: TP·PP·DP = N, static + activations ≤ 80 GiB",
+        source=N_("the lecture's judge: TP·PP·DP = N, static + activations ≤ 80 GiB"),
     ),
     T(
         "l44.flops_per_step",
@@ -278,7 +278,7 @@ TEMPLATES = [
         _flops_steps,
         "FLOP",
         ("EFLOP", "PFLOP", "FLOP"),
-        source="6·Ψ per token",
+        source=N_("6·Ψ per token"),
     ),
     T(
         "l44.step_seconds",
@@ -359,7 +359,7 @@ TEMPLATES = [
         _triage_steps,
         kind="choice",
         options=lambda p: list(TRIAGE.values()),
-        source="the lecture's decision tree, step 1: compare call sites, not only collective names",
+        source=N_("the lecture's decision tree, step 1: compare call sites, not only collective names"),
     ),
 ]
 
@@ -462,6 +462,6 @@ TEMPLATES += [
         _minpp_steps,
         kind="choice",
         options=lambda p: list(PP_CHOICES),
-        source="the lecture's judge",
+        source=N_("the lecture's judge"),
     ),
 ]

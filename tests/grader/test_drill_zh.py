@@ -1,0 +1,128 @@
+"""grader drill in Chinese (DRIPSTONE_LANG=zh): questions, derivations, verdicts and reports translated from the
+catalog at render time, the numbers, units and identifiers unchanged, and answers scored the same in both languages."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from grader.drill import bank, instances, session, units
+from grader.drill.store import Store
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _run(tmp_path, lang: str, answers: list[str], monkeypatch, **options) -> tuple[dict, str]:
+    monkeypatch.setenv("DRIPSTONE_LANG", lang)
+    out = io.StringIO()
+    run = session.Session(session.Options(**options), session.Scripted(answers, out),
+                          Store(tmp_path / f"{lang}.sqlite3"))
+    return run.run(), out.getvalue()
+
+
+def test_a_chinese_session_reads_chinese_and_scores_like_the_english_one(tmp_path, monkeypatch) -> None:
+    typed = ["112 GB", "3 days", "", "1 GB", "0.5 GiB"]
+    zh_typed = ["１１２ ＧＢ", "3 天", "", "约 1 GB", "0.5 GiB"]  # a Chinese input method's forms
+    en, en_out = _run(tmp_path, "en", typed + ["q"], monkeypatch, topics=("memory",), n=5, seed=3)
+    zh, zh_out = _run(tmp_path, "zh", zh_typed + ["q"], monkeypatch, topics=("memory",), n=5, seed=3)
+    assert [q["question"] for q in zh["questions"]] == [q["question"] for q in en["questions"]]
+    assert [(q["verdict"], q["correct"], q["expected"]) for q in zh["questions"]] == \
+        [(q["verdict"], q["correct"], q["expected"]) for q in en["questions"]], "the same answers score the same"
+    assert {q["verdict"] for q in en["questions"]} >= {"wrong_unit", "skipped"}
+    # every line a learner reads is Chinese: header, question, verdict, derivation, Leitner box, report
+    for text in ("面试演练", "回答时带上单位", "难度", "推导", "莱特纳盒", "练习报告", "按主题", "已跳过：答案是"):
+        assert text in zh_out, f"{text!r} missing from the Chinese session:\n{zh_out[:2000]}"
+    for text in ("Derivation", "Leitner", "Session report", "difficulty", "skipped: the answer is"):
+        assert text in en_out and text not in zh_out, text
+    en_blocks, zh_blocks = _questions(en_out), _questions(zh_out)
+    assert list(zh_blocks) == [q["question"] for q in zh["questions"]]
+    for qid, (question, steps) in zh_blocks.items():
+        assert CJK.search(question), f"{qid}: the question is not Chinese: {question!r}"
+        assert steps and all(CJK.search(s) or not re.search(r"[a-z]{4,}\s[a-z]{4,}", s) for s in steps), steps
+        # the same numbers as the English question: parameters, units and identifiers are not translated
+        assert sorted(NUMBER.findall(question)) == sorted(NUMBER.findall(en_blocks[qid][0])), (question, en_blocks[qid])
+
+
+def _questions(out: str) -> dict[str, tuple[str, list[str]]]:
+    """question id -> (the question's text, its derivation lines) of a session's output."""
+    found = {}
+    for block in out.split("\n\n"):
+        lines = block.splitlines()
+        head = re.match(r"⏱ \S+  Q\d+/\d+ · .* · (\S+)$", lines[0]) if lines else None
+        if head:
+            end = next(i for i, line in enumerate(lines) if line.startswith("[⏱"))
+            start = next(i for i, line in enumerate(lines) if re.match(r"  (Derivation|推导)", line))
+            found[head[1]] = (" ".join(lines[1:end]), lines[start + 1:-2])
+    return found
+
+
+def test_wrong_unit_and_right_verdicts_in_chinese(monkeypatch) -> None:
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    accept = ("GB", "GiB", "TB", "B")
+    right = units.check("140 GB", 140e9, "B", 0.01, accept)
+    wrong_unit = units.check("140 GiB", 140e9, "B", 0.01, accept)
+    wrong = units.check("150 GB", 140e9, "B", 0.01, accept)
+    assert (right.kind, wrong_unit.kind, wrong.kind) == ("right", "wrong_unit", "wrong_number")
+    assert right.message.startswith("正确") and "140 GB" in right.message
+    assert "数值在 GB 下是对的，不是 GiB" in wrong_unit.message and "GiB = 2^30 B" in wrong_unit.message
+    assert wrong.message.startswith("数值错误")
+    assert units.check("140 ms", 140e9, "B", 0.01, accept).message.startswith("'ms' 度量的是时间")
+
+
+@pytest.mark.parametrize(("typed", "ascii_form"), [
+    ("１４０ ＧＢ", "140 GB"), ("３／１９", "3/19"), ("2.5 毫秒", "2.5 ms"), ("38.4 天", "38.4 days"),
+    ("约 130.4 GiB", "130.4 GiB"), ("１，０２４ tokens", "1,024 tokens"),
+])
+def test_answers_parse_the_same_in_both_languages(typed, ascii_form) -> None:
+    assert units.parse(typed) == units.parse(ascii_form)
+
+
+def test_every_template_renders_its_question_and_derivation_in_chinese(monkeypatch) -> None:
+    """Each template's prompt and every derivation label have a catalog entry: rendered from the same parameters,
+    the Chinese text has the English text's numbers, and the derivation's values are the same."""
+    untranslated = []
+    for t in bank.all_templates():
+        stored = instances.bank_data()[t.id][:3]
+        for d in stored:
+            inst = instances.Instance.from_json(d)
+            monkeypatch.setenv("DRIPSTONE_LANG", "en")
+            en_prompt, en_steps = session.shown_prompt(t, inst), [s.text() for s in inst.steps]
+            monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+            zh_prompt, zh_steps = session.shown_prompt(t, inst), [s.text() for s in inst.steps]
+            assert en_prompt == inst.prompt, f"{t.id}: the English question is the stored one"
+            if not CJK.search(zh_prompt):
+                untranslated.append(f"{t.id}: {zh_prompt}")
+            assert set(NUMBER.findall(en_prompt)) <= set(NUMBER.findall(zh_prompt)), (t.id, en_prompt, zh_prompt)
+            for e, z in zip(en_steps, zh_steps, strict=True):
+                if e == z and re.search(r"[a-z]{3,} [a-z]{3,}", e):
+                    untranslated.append(f"{t.id} step: {e}")
+                assert set(NUMBER.findall(e)) <= set(NUMBER.findall(z)), (t.id, e, z)
+    assert not untranslated, "\n".join(untranslated[:20])
+
+
+def test_system_design_prompt_rubric_and_options_in_chinese(tmp_path, monkeypatch) -> None:
+    d = bank.all_designs()[0]
+    answer = "py-spy dump on every rank; NCCL_DEBUG=INFO; MAD; Xid in dmesg; PFC; cordon and resume from checkpoint"
+    lines = [answer] + ["y"] * sum(1 for p in d.points if not p.checkable)
+    monkeypatch.setattr(session, "_designs", lambda topics: [d])
+    report, out = _run(tmp_path, "zh", lines, monkeypatch, n=0, designs=1, seed=1)
+    assert "系统设计 1/1" in out and "评分要点" in out and "（自动检查）" in out and "（自评）" in out, out[:1500]
+    assert CJK.search(out.split("系统设计 1/1")[1].splitlines()[1]), "the design prompt is Chinese"
+    monkeypatch.setenv("DRIPSTONE_LANG", "en")
+    en_report, _ = _run(tmp_path / "en", "en", lines, monkeypatch, n=0, designs=1, seed=1)
+    assert report["questions"][0]["verdict"] == en_report["questions"][0]["verdict"]
+
+
+def test_choice_options_are_shown_translated_and_answered_by_letter(tmp_path, monkeypatch) -> None:
+    t = next(t for t in bank.all_templates() if t.id == "l05.permute_contiguous")
+    inst = instances.Instance.from_json(instances.bank_data()[t.id][0])
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    out = io.StringIO()
+    s = session.Session(session.Options(), session.Scripted([units.LETTERS[inst.options.index(inst.answer)]], out),
+                        Store(tmp_path / "h.sqlite3"))
+    s._ask(t, inst, "Q1/1", session.Clock(None), s.store.start_session("drill", 1, "bank"))
+    text = out.getvalue()
+    assert "a) 连续" in text and "b) 不连续" in text and "正确：" in text, text
