@@ -26,7 +26,8 @@
 ``sequence``  the learner's value compared as returned with a list or a tuple (``got == [1, 2]``, ``got``
               bound to a call of a ``learner(...)`` function): a list never equals a tuple, so a contract
               that says "the ranks" fails one of them. Not a finding when the value goes through
-              ``list(...)``/``tuple(...)``/``sorted(...)`` first.
+              ``list(...)``/``tuple(...)``/``sorted(...)`` first. Also ``isinstance(got, list)`` (or ``tuple``)
+              alone on such a value.
 ``name``      a test that depends on a name outside the contract: ``type(x).__name__`` compared with a
               name the README does not give, ``inspect.signature(...)`` or ``hasattr(...)``.
 
@@ -285,6 +286,9 @@ def scan_file(path: Path, unit: str, rules: set[str], rel_to: Path, readme: str 
                         if words is None or not _IDENT.match(words) or (
                                 words.strip("\\b").lower() not in readme_text):
                             add(node, "wording")  # a phrase, or a word the README never gives
+            elif (name == "isinstance" and len(node.args) == 2 and ast.unparse(node.args[1]) in ("list", "tuple")
+                  and _is_raw_result(node.args[0], learners, result_names)):
+                add(node, "sequence")  # a tuple where a list would do, or the other way round
             elif name == "hasattr" or (name == "signature" and isinstance(node.func, ast.Attribute)
                                        and ast.unparse(node.func.value) == "inspect"):
                 add(node, "name")

@@ -75,6 +75,7 @@ def test_sequences():
     got = ranks(4)
     assert got == [0, 1, 2, 3]
     assert ranks(2)[0] == (0, 1)
+    assert isinstance(got, list)
 
 
 def test_sequences_ok(x):
@@ -82,6 +83,7 @@ def test_sequences_ok(x):
     assert list(got) == [0, 1, 2, 3]
     assert as_list(ranks(2)) == [0, 1]
     assert got.shape == (4,)
+    assert isinstance(got, list | tuple)
     mine = [1]
     assert mine == [1]
     assert x == [1]
@@ -146,9 +148,10 @@ def test_each_kind_found_and_legitimate_cases_not(tmp_path):
                                      'assert type(err).__name__ == "PoolExhausted"',
                                      "assert len(inspect.signature(fn).parameters) == 4",
                                      'assert hasattr(fn, "reset")']
-    assert _lines(found, "sequence") == ["assert got == [0, 1, 2, 3]", "assert ranks(2)[0] == (0, 1)"]
+    assert _lines(found, "sequence") == ["assert got == [0, 1, 2, 3]", "assert ranks(2)[0] == (0, 1)",
+                                         "assert isinstance(got, list)"]
     assert strictness.counts(found)["by_kind"] == {"dict": 6, "float": 3, "wording": 3, "stride": 2, "name": 4,
-                                                   "sequence": 2}
+                                                   "sequence": 3}
 
 
 def test_readme_rules_make_a_kind_legitimate(tmp_path):
@@ -170,9 +173,9 @@ def test_command_line_table_and_json(tmp_path, capsys):
     assert strictness.main(["l99", "--tests", str(tests), "--solutions", str(solutions)]) == 0
     out = capsys.readouterr().out
     assert "tests/l99_demo/test_demo.py:" in out
-    assert "per kind: dict 6, float 3, wording 3, stride 2, name 4, sequence 2" in out
+    assert "per kind: dict 6, float 3, wording 3, stride 2, name 4, sequence 3" in out
     assert strictness.main(["l99_demo", "--json", "--tests", str(tests), "--solutions", str(solutions)]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["total"] == 20 and data["by_unit"] == {"l99_demo": {"dict": 6, "float": 3, "wording": 3,
-                                                                     "stride": 2, "name": 4, "sequence": 2}}
+    assert data["total"] == 21 and data["by_unit"] == {"l99_demo": {"dict": 6, "float": 3, "wording": 3,
+                                                                     "stride": 2, "name": 4, "sequence": 3}}
     assert {"unit", "file", "line", "kind", "code"} <= set(data["findings"][0])
