@@ -3,6 +3,10 @@ one exercise to work on next."""
 
 from __future__ import annotations
 
+import functools
+import re
+import sys
+
 from rich import box
 from rich.console import Console
 from rich.markup import escape
@@ -10,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.grading.results import GradeReport, Status, TestResult, Tier, totals
+from grader.grading.target import REPO_ROOT
 from grader.i18n import N_, _
 
 PRINTS_SHOWN = 8  # lines of a failing test's prints under its row (all of them: python -m grader run)
@@ -54,9 +59,26 @@ def _points(score: float, max_score: float) -> str:
     return f"{score:g}/{max_score:g}"
 
 
+@functools.cache
+def _readme(unit: str) -> str:
+    for folder in ("exercises", "solutions"):
+        path = REPO_ROOT / folder / unit / "README.md"
+        if path.is_file():
+            return path.read_text(errors="replace")
+    return ""
+
+
+def readme_position(unit: str, exercise: str) -> int:
+    """Where the unit's README first names ``exercise`` as code (`` `name` `` or `` `name(``); after every named
+    one if it names it nowhere. The course order a learner reads, which the scoreboard and ``next:`` follow."""
+    m = re.search(rf"`{re.escape(exercise)}[`(]", _readme(unit))
+    return m.start() if m else sys.maxsize
+
+
 def _rows(results: list[TestResult]) -> dict[tuple[str, Tier], list[TestResult]]:
-    """Tests grouped by exercise (in the order tests first meet it), tiers in the grading order."""
-    first = {r.exercise: i for i, r in reversed(list(enumerate(results)))}
+    """Tests grouped by exercise (in the order the unit's README names them, then the order tests first meet
+    them), tiers in the grading order."""
+    first = {r.exercise: (readme_position(r.unit, r.exercise), i) for i, r in reversed(list(enumerate(results)))}
     tiers = list(Tier)
     out: dict[tuple[str, Tier], list[TestResult]] = {}
     for r in sorted(results, key=lambda r: (first[r.exercise], tiers.index(r.tier))):

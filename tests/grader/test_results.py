@@ -108,3 +108,17 @@ def test_learner_text_is_printed_literally_not_as_markup():
     text = out.getvalue()
     assert text.count(message) >= 3, text  # the table row, the failure under the table, and `next:`
     assert "Falsifying: x[0]=1" in text and "Is [red] a tag?" in text
+
+
+def test_next_follows_the_order_the_units_readme_names_its_exercises():
+    """Issue 35: in L23 `next:` pointed at the numba exercise (its test file comes first alphabetically) while the
+    README teaches the Triton softmax first."""
+    def todo(exercise: str) -> TestResult:
+        return TestResult(nodeid=f"tests/l23_online_softmax/t.py::test_{exercise}", unit="l23_online_softmax",
+                          exercise=exercise, tier=Tier.CORRECTNESS, points=1, status=Status.TODO, score=0)
+
+    results = [todo("block_sum"), todo("softmax_row_stats"), todo("online_softmax_state"), todo("softmax_fused")]
+    assert scoreboard.next_exercise(results).exercise == "online_softmax_state"
+    assert scoreboard.readme_position("l23_online_softmax", "softmax_fused") < \
+        scoreboard.readme_position("l23_online_softmax", "block_sum")
+    assert scoreboard.readme_position("l23_x", "softmax_fused") > 10**9, "no README: the tests' order"
