@@ -53,7 +53,8 @@ def test_cache_decompose_worked_examples():
 def test_cache_decompose_recomposes(addr, line_log, sets_log):
     line, sets = 2**line_log, 2**sets_log
     got = cache_decompose(addr, line, sets)
-    assert isinstance(got, tuple) and len(got) == 3, f"cache_decompose({addr}, {line}, {sets}) = {got!r}: a 3-tuple"
+    assert isinstance(got, list | tuple) and len(got) == 3, (
+        f"cache_decompose({addr}, {line}, {sets}) = {got!r}: a 3-tuple")
     tag, index, offset = got
     call = f"cache_decompose({addr}, {line}, {sets}) = {got}"
     assert 0 <= offset < line and 0 <= index < sets, f"{call}: offset must be < {line} and set < {sets}"
