@@ -92,7 +92,7 @@ SWEEP = [2**k for k in range(10, 31, 2)]  # 1 KiB … 1 GiB, as an nccl-tests sw
 def test_fit_recovers_a_planted_link():
     """Exact times of α = 5 µs, β = 45 GB/s over 1 KiB … 1 GiB give back (5e-6, 45e9)."""
     got = fit_alpha_beta(SWEEP, [5e-6 + s / IB for s in SWEEP])
-    assert isinstance(got, tuple) and len(got) == 2, f"fit_alpha_beta(...) = {got!r}, expected (alpha_s, beta)"
+    assert isinstance(got, list | tuple) and len(got) == 2, f"fit_alpha_beta(...) = {got!r}, expected (alpha_s, beta)"
     assert_number(got[0], 5e-6, "fitted alpha_s", rel=1e-6)
     assert_number(got[1], IB, "fitted beta_bytes_per_s", rel=1e-9)
 
