@@ -242,7 +242,7 @@ def check_schedule(requests, budget, seqs, blocks, b) -> list[dict]:
             f"block_size={b})")
     got = schedule_continuous(requests, budget, seqs, blocks, b)
     want = replay_schedule(requests, budget, seqs, blocks, b)
-    assert isinstance(got, list), f"{call} returned {type(got).__name__}, expected a list of per-step dicts"
+    assert isinstance(got, list | tuple), f"{call} returned {type(got).__name__}, expected a list of per-step dicts"
     plain = [{"scheduled": dict(s.get("scheduled", {})), "preempted": list(s.get("preempted", [])),
               "finished": list(s.get("finished", []))} if isinstance(s, dict) else s for s in got]
     for t, s in enumerate(plain):
