@@ -433,6 +433,9 @@ def _group(rows: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any
 
 
 def _wrap(text: str, width: int = 100) -> str:
+    """Lines of about ``width`` columns; a Chinese character is two columns wide, so Chinese text wraps sooner."""
     import textwrap
 
+    if any("\u4e00" <= c <= "\u9fff" for c in text):
+        width = width * 3 // 5
     return "\n".join(textwrap.fill(p, width) for p in text.split("\n"))

@@ -104,9 +104,12 @@ class Template:
             raise ValueError(f"template {self.id}: " + "; ".join(problems))
 
     def render(self, p: Params) -> str:
-        """The question in the learner's language: a str prompt is a catalog msgid (``N_``) filled from ``p``;
+        """The question in the learner's language: a str prompt is a catalog msgid (``N_``) filled from ``p``
+        (a str parameter with a catalog entry, such as a phrase drawn from a list marked ``N_``, translated too);
         a callable one calls ``_()`` itself."""
-        return self.prompt(p) if callable(self.prompt) else _(self.prompt).format(**p)
+        if callable(self.prompt):
+            return self.prompt(p)
+        return _(self.prompt).format(**{k: _(v) if isinstance(v, str) else v for k, v in p.items()})
 
 
 @dataclass(frozen=True)

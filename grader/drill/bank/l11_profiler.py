@@ -9,11 +9,11 @@ from grader.i18n import N_
 
 FN = ("l11_profiler", "profiler", "amdahl")
 PARTS = [
-    "the optimizer step",
-    "the data loader wait",
-    "the gradient all-reduce",
-    "LayerNorm kernels",
-    "the attention kernel",
+    N_("the optimizer step"),
+    N_("the data loader wait"),
+    N_("the gradient all-reduce"),
+    N_("LayerNorm kernels"),
+    N_("the attention kernel"),
 ]
 
 

@@ -72,7 +72,7 @@ def _mem(rng: random.Random) -> Params:
     return {
         "billions": billions,
         "n": billions * 10**9,
-        "opt": rng.choice([("Adam", 12), ("SGD with momentum", 4), ("8-bit Adam", 6)]),
+        "opt": rng.choice([("Adam", 12), (N_("SGD with momentum"), 4), ("8-bit Adam", 6)]),
     }
 
 
@@ -143,7 +143,7 @@ TEMPLATES = [
         lambda p: _(
             "A {billions}B model, bf16 weights and gradients, {opt_0} keeping {opt_1} bytes of "
             "optimizer state per parameter: static training memory, no sharding?"
-        ).format(billions=p["billions"], opt_0=p["opt"][0], opt_1=p["opt"][1]),
+        ).format(billions=p["billions"], opt_0=_(p["opt"][0]), opt_1=p["opt"][1]),
         _mem,
         lambda p, fn: fn(p["n"], 2, 2, p["opt"][1])["total"],
         lambda p: [

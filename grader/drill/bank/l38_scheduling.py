@@ -14,7 +14,7 @@ OUTCOMES = [N_("deadlock"), N_("no deadlock")]
 def _pods(rng: random.Random) -> Params:
     size = rng.choice([4, 8])
     cap = rng.choice([size + 2, size + size // 2, 2 * size, 2 * size - 1])
-    mode = rng.choice(["interleaved", "in order"])
+    mode = rng.choice([N_("interleaved"), N_("in order")])
     arrivals = ["A", "B"] * size if mode == "interleaved" else ["A"] * size + ["B"] * size
     return {"size": size, "cap": cap, "mode": mode, "arrivals": arrivals, "gang": rng.choice([False, True])}
 
