@@ -281,7 +281,8 @@ def test_a_deadlock_gets_the_deadlock_hint_and_each_cuda_fault_its_own():
 
     stuck = RankFailure("ring_all_reduce on 3 ranks: deadlock: every rank waits in send", kind="deadlock")
     kind = failures.classify(stuck, "correctness", learner_raised=True)
-    assert kind is failures.FailureKind.DEADLOCK and "line named above" not in failures.hint_for(kind, "correctness", "")
+    assert kind is failures.FailureKind.DEADLOCK
+    assert "line named above" not in failures.hint_for(kind, "correctness", "")
     hints = {failures.hint_for(k, "correctness", "own") for k in (failures.FailureKind.RACE,
              failures.FailureKind.DIVERGENCE, failures.FailureKind.WARP_MASK, failures.FailureKind.VALUES)}
     assert len(hints) == 4, "a race, a divergent barrier, a bad mask and wrong values each get their own hint"
