@@ -126,3 +126,22 @@ def test_choice_options_are_shown_translated_and_answered_by_letter(tmp_path, mo
     s._ask(t, inst, "Q1/1", session.Clock(None), s.store.start_session("drill", 1, "bank"))
     text = out.getvalue()
     assert "a) 连续" in text and "b) 不连续" in text and "正确：" in text, text
+
+
+def test_a_design_answered_in_chinese_scores_the_checked_points_an_english_one_does() -> None:
+    from grader.drill import rubric
+
+    d = next(d for d in bank.all_designs() if d.id == "l44.nccl_watchdog_triage")
+    en = ("py-spy dump every rank; same call site everywhere means a straggler, different call sites mean "
+          "divergence; NCCL_DEBUG=INFO; median and MAD; Xid in dmesg; PFC pause on RoCE; cordon the node and resume "
+          "from the checkpoint; the flight recorder")
+    zh = ("先用 py-spy 转储每个 rank 的调用栈；所有 rank 停在同一调用位置说明是慢节点，调用位置不同说明控制流分叉；"
+          "开 NCCL_DEBUG=INFO；用中位数和 MAD；看 dmesg 里的 Xid；查 RoCE 交换机的 PFC；隔离节点并从检查点恢复；"
+          "打开 NCCL 飞行记录器")
+    checked = [p for p in d.points if p.checkable]
+    assert [rubric.check(p, zh) for p in checked] == [rubric.check(p, en) for p in checked] == [True] * len(checked)
+    assert not rubric.check(checked[1], "先转储调用栈")  # a Chinese answer still has to name the point
+    plan = next(d for d in bank.all_designs() if d.id == "l44.plan_405b_1024_h100")
+    memory = next(p for p in plan.points if p.numbers and p.unit_of_answer == "B")
+    assert rubric.check(memory, "静态显存约30GB（TP8 PP8 DP16，ZeRO-1）") and rubric.check(memory, "about 30 GB")
+    assert rubric.check(memory, "静态显存约３０ ＧＢ")
