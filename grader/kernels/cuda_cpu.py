@@ -7,7 +7,17 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
   execution model: ``__global__``/``__device__``, ``dim3``, ``threadIdx``/``blockIdx``/``blockDim``/
   ``gridDim``, ``__shared__`` (one static copy per block, poisoned with 0xff bytes, NaN for floats,
   before each block), ``__syncthreads()``, the warp primitives (``__shfl*_sync``, ``__ballot_sync``,
-  ``__syncwarp``, ``__activemask``), atomics, the math intrinsics, ``__half``/``__nv_bfloat16``.
+  ``__syncwarp``, ``__activemask``), atomics, the math intrinsics and CUDA's ``min``/``max`` overloads (mixed
+  signedness compares as unsigned), ``__half``/``__nv_bfloat16``, device ``printf`` (its output, from the first
+  thread order only and cut at 1 MiB as a GPU's buffer, is printed by :func:`launch` like the learner's own
+  prints, a faulting kernel's included).
+* Every ``__shared__`` variable lives in one ELF section (``dripstone_smem``), which the runtime poisons and
+  race tracing protects. :func:`executor_text` rewrites, line for line, what the header's macro cannot take:
+  ``static __shared__`` (the macro says ``static`` already) and ``extern __shared__`` (defined in a generated file,
+  in the section). g++ puts a function template's block-scope statics in sections of their own whatever their
+  attribute, so after compiling :func:`_place_shared` moves the template ``__shared__`` arrays into the section
+  (objcopy); one it cannot move makes the file refused, never graded as ordinary memory. A kernel parameter over
+  8 bytes by value is refused with its name and line.
 * ``runtime.cpp`` runs one launch per process (a kernel that faults or never returns must not take the
   grader down, and its guard pages and signal handlers are that process's own): the threads of a block
   are fibers that switch only at barriers and warp primitives, one block at a time, deterministically.
@@ -20,7 +30,8 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
   terabytes of address space; the sandbox allows 6 GiB.) A barrier or warp primitive that not every
   thread reaches is reported as divergence, a lane outside the mask as misuse; a kernel that never
   returns is stopped after the per-call limit (grader.grading.timeout, 30 s by default) in CPU seconds,
-  where it was. ``extern __shared__`` arrays get up to 227 KiB per launch (``shared_bytes``).
+  where it was. ``extern __shared__`` arrays get up to 227 KiB per launch (``shared_bytes``), poisoned and traced
+  like the static ones (an order-dependent float ``atomicAdd`` to global memory is no race, with or without them).
 
 Shared-memory bank conflicts (:func:`bank_conflicts`, ``cuda.bank_conflicts`` in tests): a second build of the
 file, unoptimized (``-O0``: each access in the source is one access) and instrumented by g++'s
@@ -57,6 +68,7 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +93,8 @@ FLAGS = ("-std=c++17", "-gdwarf-4", "-O2", "-ffp-contract=off", "-fsanitize=boun
 LINK_SHARED_APART = "-Wl,--section-start=dripstone_smem=0x40000000"
 SCHEDULES = 2  # thread orders per launch: 0, 1, ... then ..., 1, 0
 DEFAULT_LIMIT_S = 30
+PRINTF_CAP = 1 << 20  # the runtime's cap on a launch's printf output (a GPU's default printf buffer)
+REVISION = "2"  # of what this file does to a source before g++ (part of the cache key)
 
 
 class CudaFault(AssertionError):
@@ -113,7 +127,7 @@ def _digest(*parts: str | bytes) -> str:
 
 def _executor_digest() -> str:
     files = sorted(HERE.iterdir())
-    return _digest(*(f.read_bytes() for f in files), *FLAGS, LINK_SHARED_APART)
+    return _digest(*(f.read_bytes() for f in files), *FLAGS, LINK_SHARED_APART, REVISION)
 
 
 @contextlib.contextmanager
@@ -156,7 +170,6 @@ class Runner:
 
     def __init__(self, path: Path, source_path: Path, label: str, text: str) -> None:
         self.path, self.source_path, self.label, self.lines = path, source_path, label, text.splitlines()
-        self.traceable = not extern_shared(text)  # thread_local __shared__ pages cannot be protected
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
@@ -197,10 +210,11 @@ def extern_shared(text: str) -> list[str]:
 
 
 def _dynamic_shared_file(names: list[str]) -> str:
-    """Definitions of the ``extern __shared__`` arrays: one zone each, registered for poisoning."""
+    """Definitions of the ``extern __shared__`` arrays: one zone each in the shared-memory section (poisoned and
+    race-traced like the static arrays), registered for its size."""
     out = ['extern "C" void dripstone_dynamic_shared(void* p, unsigned long cap);\n']
     for n in names:
-        out.append(f"alignas(16) thread_local unsigned char {n}[{DYNAMIC_CAP}];\n"
+        out.append(f'alignas(16) __attribute__((section("dripstone_smem"))) unsigned char {n}[{DYNAMIC_CAP}];\n'
                    f"static int dripstone_dyn_{n} = (dripstone_dynamic_shared({n}, sizeof {n}), 0);\n")
     return "".join(out)
 
@@ -208,6 +222,61 @@ def _dynamic_shared_file(names: list[str]) -> str:
 # The bank-conflict build: every memory access of the learner's file calls the runtime's __tsan_* hooks (g++'s
 # ThreadSanitizer instrumentation, without its library), unoptimized so that each access in the source is one.
 BANK_FLAGS = ("-O0", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0")
+
+
+def executor_text(text: str) -> str:
+    """The learner's source as g++ compiles it: line for line the same, three spellings rewritten. The header's
+    ``__shared__`` is ``static`` already (``static __shared__`` would say it twice); ``extern __shared__`` arrays
+    are defined in another file (:func:`_dynamic_shared_file`), in the shared-memory section like the others."""
+    text = re.sub(r"\bstatic(?=\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?__shared__\b)", " " * 6, text)
+    text = re.sub(r"(?<=\b__shared__)(\s+)static\b", lambda m: m.group(1) + " " * 6, text)
+    return re.sub(r"\bextern(\s+)__shared__\b", r"extern\1DRIPSTONE_DYNAMIC_SHARED", text)
+
+
+def shared_names(text: str) -> set[str]:
+    """Every identifier of the source's ``__shared__`` declarations (their names among them, and type words)."""
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+    return {w for m in re.finditer(r"\b__shared__\b([^;]*);", code) for w in re.findall(r"[A-Za-z_]\w*", m.group(1))}
+
+
+def _place_shared(obj: Path, names: set[str], label: str) -> None:
+    """Move the ``__shared__`` arrays g++ left outside the shared-memory section into it: a function template's
+    block-scope statics go to a section of their own (``.bss._ZZ...``) whatever their section attribute says.
+    One that cannot be moved is refused (never graded as ordinary memory: no poisoning, no race tracing, and
+    its values would leak from block to block)."""
+    if not names:
+        return
+    sections = {}
+    done = subprocess.run(["readelf", "-SW", str(obj)], capture_output=True, text=True, timeout=60)
+    for m in re.finditer(r"^\s*\[\s*(\d+)\]\s+(\S+)", done.stdout, flags=re.M):
+        sections[m.group(1)] = m.group(2)
+    done = subprocess.run(["readelf", "-sW", "-C", str(obj)], capture_output=True, text=True, timeout=60)
+    moves, refused = set(), []
+    for row in done.stdout.splitlines():
+        f = row.split(None, 7)
+        if len(f) < 8 or f[3] not in ("OBJECT", "TLS") or ")::" not in f[7]:  # a function's block-scope static
+            continue
+        where, name = f[7].rpartition("::")[::2]
+        if name not in names:
+            continue
+        section = sections.get(f[6], f[6])
+        if section == "dripstone_smem":
+            continue
+        if section.startswith((".bss.", ".data.")):
+            moves.add(section)
+        else:
+            refused.append(f"`{name}` in `{where}` (in {section})")
+    if refused:
+        raise CpuCompileError(
+            f"{label}: the CPU executor cannot place {', '.join(refused)} in its shared memory, so it does not run "
+            "this file (it would not be shared per block: no poisoning, no race check); declare the array in a "
+            "plain function or kernel, or say so in the course's issues")
+    if moves:
+        cmd = ["objcopy", *(a for sec in sorted(moves) for a in ("--rename-section", f"{sec}=dripstone_smem,alloc")),
+               str(obj)]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if done.returncode:
+            raise RuntimeError(f"objcopy could not move {label}'s template __shared__ arrays:\n{done.stderr}")
 
 
 def compile_cpu(text: str, label: str, kernels: Sequence[str], *, banks: bool = False) -> Runner:
@@ -219,29 +288,26 @@ def compile_cpu(text: str, label: str, kernels: Sequence[str], *, banks: bool = 
     if not (final / "runner").is_file():
         runtime = _runtime_object()
         with _fresh_dir(final) as tmp:
-            (tmp / name).write_text(text)
+            (tmp / name).write_text(executor_text(text))
             regs = "".join(f'static bool dripstone_k{i} = dripstone::add("{k}", &{k});\n'
                            for i, k in enumerate(kernels))
             (tmp / "launch.cpp").write_text(f'#include "{name}"\n{regs}')
+            sources = ["launch.cpp"]
             dynamic = extern_shared(text)
-            extra = []
             if dynamic:  # `extern __shared__` needs a definition elsewhere (another file: its type is ours)
                 (tmp / "dynamic_shared.cpp").write_text(_dynamic_shared_file(dynamic))
-                extra = ["-DDRIPSTONE_EXTERN_SHARED", "dynamic_shared.cpp"]
-            if banks:  # compile apart, then link without -fsanitize=thread (the hooks are the runtime's)
-                flags = [f for f in FLAGS if not f.startswith("-O")] + list(BANK_FLAGS)
-                sources = ["launch.cpp", *extra[1:]]
-                cmd = [CXX, *flags, "-I", str(HERE), "-include", str(HEADER), *extra[:1], "-x", "c++", "-c",
-                       *sources]
-                done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
-                if not done.returncode:
-                    objs = [Path(f).with_suffix(".o").name for f in sources]
-                    cmd = [CXX, *FLAGS, *objs, str(runtime), LINK_SHARED_APART, "-o", "runner"]
-                    done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
-            else:
-                cmd = [CXX, *FLAGS, "-I", str(HERE), "-include", str(HEADER), *extra[:1], "-x", "c++", "launch.cpp",
-                       *extra[1:], "-x", "none", str(runtime), LINK_SHARED_APART, "-o", "runner"]
-                done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
+                sources.append("dynamic_shared.cpp")
+            # compile apart (the bank build unoptimized, instrumented), place the shared arrays, link (the bank
+            # build without -fsanitize=thread: its hooks are the runtime's)
+            flags = [f for f in FLAGS if not f.startswith("-O")] + list(BANK_FLAGS) if banks else list(FLAGS)
+            cmd = [CXX, *flags, "-I", str(HERE), "-include", str(HEADER), "-x", "c++", "-c", *sources]
+            done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
+            if done.returncode:
+                raise CpuCompileError(_compile_error(done.stderr, name, label, text, kernels))
+            _place_shared(tmp / "launch.o", shared_names(text), label)
+            objs = [Path(f).with_suffix(".o").name for f in sources]
+            cmd = [CXX, *FLAGS, *objs, str(runtime), LINK_SHARED_APART, "-o", "runner"]
+            done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
             if done.returncode:
                 raise CpuCompileError(_compile_error(done.stderr, name, label, text, kernels))
     final_source = final / name
@@ -250,6 +316,9 @@ def compile_cpu(text: str, label: str, kernels: Sequence[str], *, banks: bool = 
 
 def _compile_error(log: str, name: str, label: str, text: str, kernels: Sequence[str]) -> str:
     log = log.replace(name, label)
+    struct_arg = _struct_argument_error(log, label, text, kernels)
+    if struct_arg:
+        return struct_arg
     lines = text.splitlines()
     m = re.search(rf"^{re.escape(label)}:(\d+):\d+: error: (.*)$", log, flags=re.M)
     if m is None:
@@ -263,6 +332,70 @@ def _compile_error(log: str, name: str, label: str, text: str, kernels: Sequence
     return (f"{label} line {lineno}: compile error (g++, the CPU executor): {m.group(2).strip()}: `{code}`\n"
             "If NVRTC compiles this line, the executor lacks a CUDA feature: say so in the course's issues.\n"
             f"{log.strip()[-3000:]}")
+
+
+def _show_printf(path: Path) -> None:
+    """The kernel's ``printf`` output (its first run: thread order 0, 1, ...), printed as the learner's code
+    prints: the test's output shows it, a failing test's too."""
+    with contextlib.suppress(OSError):
+        data = path.read_bytes()
+        if data:
+            text = data.decode(errors="replace")
+            cut = len(data) >= PRINTF_CAP
+            sys.stdout.write(text + ("" if text.endswith("\n") else "\n")
+                             + ("[kernel printf output cut at 1 MiB, as a GPU's printf buffer]\n" if cut else ""))
+
+
+def _param_of_type(text: str, kernel: str, type_name: str) -> tuple[int, str] | None:
+    """(line, name) of the first parameter of ``kernel`` whose declared type names ``type_name``."""
+    m = re.search(rf"\b{re.escape(kernel)}\s*\(", text)
+    if m is None:
+        return None
+    depth, start, i = 0, m.end(), m.end()
+    params = []
+    while i < len(text):
+        c = text[i]
+        if c in "(<[":
+            depth += 1
+        elif c in ")>]" and depth:
+            depth -= 1
+        elif c in ",)" and not depth:
+            params.append((start, text[start:i]))
+            start = i + 1
+            if c == ")":
+                break
+        i += 1
+    for offset, param in params:
+        words = re.findall(r"\w+", param)
+        if type_name in words[:-1]:
+            lead = len(param) - len(param.lstrip())
+            return text.count("\n", 0, offset + lead) + 1, words[-1]
+    return None
+
+
+def _struct_argument_error(log: str, label: str, text: str, kernels: Sequence[str]) -> str | None:
+    """A kernel parameter over 8 bytes passed by value: the line, the parameter and why (not g++'s backtrace)."""
+    if "passed by value are at most 8 bytes" not in log:
+        return None
+    t = re.search(r"arg_of\(long long unsigned int\) \[with T = ([^\]]+)\]", log)
+    at = re.search(r"launch\.cpp:(\d+):\d+:\s+required from here", log)
+    size = re.search(r"\((\d+) <= 8\)", log)
+    type_text = t.group(1).strip() if t else "struct"
+    kernel = kernels[int(at.group(1)) - 2] if at and 0 <= int(at.group(1)) - 2 < len(kernels) else None
+    nbytes = f" of {size.group(1)} bytes" if size else ""
+    found = _param_of_type(text, kernel, re.findall(r"\w+", type_text)[-1]) if kernel else None
+    lines = text.splitlines()
+    where = label
+    who = f"kernel `{kernel}` takes a `{type_text}`{nbytes} by value" if kernel else \
+        f"a kernel takes a `{type_text}`{nbytes} by value"
+    if found:
+        line, param = found
+        where = f"{label} line {line}"
+        who = f"kernel `{kernel}`'s parameter `{param}` is a `{type_text}`{nbytes} passed by value"
+        code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        who += f" (`{code}`)" if code else ""
+    return (f"{where}: {who}: the CPU executor passes at most 8 bytes by value (the tests pass pointers, integers "
+            "and floats); pass a pointer to it, or its fields as separate parameters")
 
 
 def _arg_kind(a: object) -> tuple[str, int, np.ndarray | None]:
@@ -304,10 +437,11 @@ def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int],
                 buffers.append(arr)
         shape = f"{name} {' '.join(map(str, g))} {' '.join(map(str, b))} {seconds}"
         done = _run(runner, d, f"{shape} {SCHEDULES} 0 {shared_bytes}", rows, name, g, b, seconds)
-        if done.returncode == 4 and runner.traceable:  # the thread orders disagree: find the two lines that race
+        if done.returncode == 4:  # the thread orders disagree: find the two lines that race
             traced = _run(runner, d, f"{shape} 1 1 {shared_bytes}", rows, name, g, b, seconds)
             if traced.returncode in (0, 5):  # 0: no shared-memory race, an order-dependent rounding (atomics): accepted
                 done = traced
+        _show_printf(Path(d, "printf.txt"))
         if done.returncode:
             raise CudaFault(_fault_message(runner, name, g, b, done, list(args)))
         outs = iter(range(len(buffers)))
@@ -403,8 +537,7 @@ def bank_conflicts(text: str, label: str, name: str, grid: Sequence[int], block:
 def _parse_banks(runner: Runner, name: str, out: str) -> BankConflicts:
     rows = re.findall(r"^BANK 0x([0-9a-f]+) ([rw]) (\d+) (\d+) (\d+) (\d+) 0x([0-9a-f]+) 0x([0-9a-f]+)$", out,
                       flags=re.M)
-    tls = re.search(r"^BANKTLS 0x([0-9a-f]+)$", out, flags=re.M)
-    symbols = _shared_symbols(runner, int(tls.group(1), 16) if tls else None)
+    symbols = _shared_symbols(runner)
     pcs = [int(r[0], 16) for r in rows]
     lines_of = _lines_of_pcs(runner, pcs)
     merged: dict[tuple[int, str], dict] = {}
@@ -423,19 +556,16 @@ def _parse_banks(runner: Runner, name: str, out: str) -> BankConflicts:
     return BankConflicts(name, lines)
 
 
-def _shared_symbols(runner: Runner, tls_base: int | None) -> list[tuple[int, int, str]]:
-    """(address, size, name) of the runner's ``__shared__`` variables: those of the dripstone_smem section, or
-    (a file with ``extern __shared__`` arrays) the thread_local ones, from the TLS block at ``tls_base``."""
+def _shared_symbols(runner: Runner) -> list[tuple[int, int, str]]:
+    """(address, size, name) of the runner's ``__shared__`` variables: those of the dripstone_smem section."""
     done = subprocess.run(["readelf", "-sW", "-C", str(runner.path)], capture_output=True, text=True, timeout=60)
     out = []
     for row in done.stdout.splitlines():
         f = row.split(None, 7)
-        if len(f) < 8 or f[3] not in ("OBJECT", "TLS") or not f[6].isdigit():
+        if len(f) < 8 or f[3] != "OBJECT" or not f[6].isdigit():
             continue
         value, size, name = int(f[1], 16), int(f[2], 0), f[7].rpartition("::")[2]
-        if f[3] == "TLS" and tls_base is not None:
-            out.append((tls_base + value, size, name))
-        elif f[3] == "OBJECT" and value >= 0x40000000:  # the dripstone_smem section (LINK_SHARED_APART)
+        if value >= 0x40000000:  # the dripstone_smem section (LINK_SHARED_APART)
             out.append((value, size, name))
     return out
 

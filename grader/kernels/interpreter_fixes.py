@@ -29,11 +29,18 @@ the int32 range and hands the result to ``device_assert``, which the interpreter
 ``debug`` is on (it never is: ``InterpreterOptions()``), so the check's work is thrown away: ~40 % of
 L23's kernel time. The interpreter's semantic object skips the check while ``debug`` is off; with
 ``debug`` on it runs as before.
+
+And one for the learner's feedback: the interpreter's ``tl.static_assert`` is a bare ``assert cond, msg``, so a
+failure read as the message alone, without the kernel's line (a compiled kernel's CompilationError names it).
+Here the AssertionError names the learner's file and line and shows the call.
 """
 
 from __future__ import annotations
 
 import inspect
+import linecache
+import sys
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -177,6 +184,29 @@ def _skip_discarded_overflow_checks(interpreter) -> None:
     semantic.binary_op_sanitize_overflow_impl = sanitize_overflow_impl
 
 
+def _static_assert_with_line(interpreter) -> None:
+    """``tl.static_assert`` in interpreted kernels: its AssertionError says where (see the module docstring)."""
+    patch_core = interpreter._patch_lang_core
+
+    def static_assert(cond, msg="", _semantic=None) -> None:
+        if cond:
+            return
+        caller = sys._getframe(1)
+        from grader.grading import target
+
+        where = f"{target.display_path(Path(caller.f_code.co_filename))}:{caller.f_lineno}"
+        code = linecache.getline(caller.f_code.co_filename, caller.f_lineno).strip()
+        text = str(getattr(msg, "value", msg) or "")
+        raise AssertionError(f"tl.static_assert failed at {where}" + (f" (`{code}`)" if code else "")
+                             + (f": {text}" if text else ""))
+
+    def patch_lang_core(lang, scope) -> None:
+        patch_core(lang, scope)
+        scope.set_attr(lang, "static_assert", static_assert)  # undone first: the scope restores in reverse
+
+    interpreter._patch_lang_core = patch_lang_core
+
+
 def install() -> None:
     """Patch the interpreter once per process (idempotent)."""
     global _installed
@@ -188,7 +218,8 @@ def install() -> None:
 
     missing = [h for h in _BUILDER_HOOKS if not hasattr(interpreter.InterpreterBuilder, h)]
     missing += [h for h in ("sum", "min_max") if not hasattr(interpreter.ReduceOps, h)]
-    missing += [h for h in ("_patch_builtin", "_patch_attr", "interpreter_semantic", "interpreter_builder")
+    missing += [h for h in ("_patch_builtin", "_patch_attr", "_patch_lang_core", "interpreter_semantic",
+                            "interpreter_builder")
                 if not hasattr(interpreter, h)]
     missing += [h for h in ("binary_op_sanitize_overflow_impl", "device_assert")
                 if not hasattr(getattr(interpreter, "interpreter_semantic", None), h)]
@@ -199,4 +230,5 @@ def install() -> None:
     _wrap_reductions(interpreter.ReduceOps, tl)
     _list_builtins_once(interpreter, tl)
     _skip_discarded_overflow_checks(interpreter)
+    _static_assert_with_line(interpreter)
     _installed = True

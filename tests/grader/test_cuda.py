@@ -277,7 +277,7 @@ def test_known_py_and_cu_may_not_share_a_name(tmp_path, monkeypatch):
     (folder / "naive.py").write_text('"""Bug."""\nMODULE = "m"\nREJECTED_BY = {"f": ["efficiency"]}\n')
     (folder / "naive.cu").write_text('// Bug.\n// MODULE = "k"\n// REJECTED_BY = {"g": ["efficiency"]}\n')
     monkeypatch.setattr(known, "REPO_ROOT", tmp_path)
-    with pytest.raises(ValueError, match="both .py and .cu"):
+    with pytest.raises(ValueError, match=r"exist twice \(\.py, \.cu or \.cpp\)"):
         known.known_impls("l99_demo", "known_wrong")
     (folder / "naive.cu").rename(folder / "naive_cu.cu")
     assert [k.name for k in known.known_impls("l99_demo", "known_wrong")] == [
@@ -291,3 +291,33 @@ def test_reference_cuda_kernels_compile_without_spills(path):
     assert compiled.resources, f"{path.name}: no extern \"C\" __global__ kernel"
     for r in compiled.resources.values():
         assert r.spill_stores == r.spill_loads == r.stack_bytes == 0, r.summary()
+
+
+# ---- Triton's interpreter (the CPU tiers of Triton kernels): feedback ---------------------------------------------
+
+
+def test_interpreted_static_assert_names_the_kernels_line():
+    """A failed tl.static_assert said only its message (issue 35): it names the file, the line and the call."""
+    pytest.importorskip("triton")
+    from grader.grading import harness, target
+    from grader.kernels import interpreter_fixes
+
+    interpreter_fixes.install()
+    with target.triton_mode(interpret=True):
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def fill(x_ptr, BLOCK: tl.constexpr):
+            tl.static_assert(BLOCK % 32 == 0, "BLOCK must be a multiple of 32")
+            tl.store(x_ptr + tl.arange(0, 32), 1.0)
+
+        x = torch.zeros(64)
+        harness._unwrap_interpreter_error(lambda: fill[(1,)](x, BLOCK=64))  # holds: nothing raised
+        with pytest.raises(AssertionError) as exc:
+            harness._unwrap_interpreter_error(lambda: fill[(1,)](x, BLOCK=48))
+    line = fill.fn.__code__.co_firstlineno + 2
+    assert str(exc.value) == (f"tl.static_assert failed at tests/grader/test_cuda.py:{line} "
+                              '(`tl.static_assert(BLOCK % 32 == 0, "BLOCK must be a multiple of 32")`): '
+                              "BLOCK must be a multiple of 32"), str(exc.value)

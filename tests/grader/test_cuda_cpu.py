@@ -246,9 +246,177 @@ def test_extern_shared_memory_is_dynamic_per_launch():
     y = np.zeros(192, np.float32)
     cuda_cpu.launch(runner, "reverse_dynamic", (3,), (64,), [x, y, 64], shared_bytes=64 * 4)
     np.testing.assert_array_equal(y, x.reshape(3, 64)[:, ::-1].ravel())
-    assert "race" in fault_of(runner, "reverse_dynamic_racy", (1,), (64,), [x, y, 64], shared_bytes=256)
+    msg = fault_of(runner, "reverse_dynamic_racy", (1,), (64,), [x, y, 64], shared_bytes=256)
+    assert "race on shared memory" in msg and "dynamic.cu line 14" in msg and "dynamic.cu line 13" in msg, msg
     assert "dynamic shared memory" in fault_of(runner, "reverse_dynamic", (1,), (64,), [x, y, 64],
                                                shared_bytes=1 << 20)
+
+
+# Idioms of well-known public kernels (FasterTransformer's blockReduceSum, PyTorch's block reduce): each once
+# failed to compile or ran wrong on the executor (issue 35).
+IDIOMS = r"""
+#define FINAL_MASK 0xffffffffu
+
+template <typename T>
+__inline__ __device__ T warpReduceSum(T val) {
+    for (int mask = 16; mask > 0; mask >>= 1) val += __shfl_xor_sync(FINAL_MASK, val, mask, 32);
+    return val;
+}
+
+template <typename T>
+__inline__ __device__ T blockReduceSum(T val) {
+    static __shared__ T shared[32];
+    const int lane = threadIdx.x & 0x1f, wid = threadIdx.x >> 5;
+    val = warpReduceSum<T>(val);
+    if (lane == 0) shared[wid] = val;
+    __syncthreads();
+    val = (threadIdx.x < (blockDim.x / 32.f)) ? shared[lane] : (T)(0.0f);
+    return warpReduceSum<T>(val);
+}
+
+extern "C" __global__ void block_sums(const float* x, float* out, int n) {
+    float v = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) v += x[i];
+    v = blockReduceSum<float>(v);
+    if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+
+extern "C" __global__ void static_in_kernel(const float* x, float* y) {
+    static __shared__ float buf[64];
+    buf[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    y[threadIdx.x] = buf[63 - threadIdx.x];
+}
+
+template <int N>
+__device__ float reversed(const float* x) {
+    __shared__ float tile[N];
+    tile[threadIdx.x] = x[threadIdx.x];
+    return tile[N - 1 - threadIdx.x];  // line 39: no __syncthreads() after the stores (line 38)
+}
+
+extern "C" __global__ void template_race(const float* x, float* y) {
+    y[threadIdx.x] = reversed<64>(x);
+}
+
+template <typename T>
+__device__ T count_blocks() {
+    __shared__ T seen;
+    if (threadIdx.x == 0) seen += (T)1;  // never initialised: garbage on a GPU, not the previous block's value
+    __syncthreads();
+    return seen;
+}
+
+extern "C" __global__ void uninitialised(float* out) {
+    const float v = count_blocks<float>();
+    if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+
+extern "C" __global__ void mixed_min_max(unsigned* out, int lo, int hi) {
+    const unsigned t = threadIdx.x;
+    out[t] = min(t, hi) + 100u * max(t, lo) + 10000u * umin(t, 3u);
+}
+
+extern "C" __global__ void debug_print(const float* x, int n) {
+    if (threadIdx.x < n) printf("thread %d of block %d: x = %.2f\n", threadIdx.x, blockIdx.x, x[threadIdx.x]);
+}
+
+extern "C" __global__ void dynamic_with_global_atomics(const float* x, float* total) {
+    extern __shared__ float stage[];
+    stage[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    atomicAdd(total, stage[blockDim.x - 1 - threadIdx.x]);
+}
+"""
+IDIOM_KERNELS = ["block_sums", "static_in_kernel", "template_race", "uninitialised", "mixed_min_max", "debug_print",
+                 "dynamic_with_global_atomics"]
+
+
+@pytest.fixture(scope="module")
+def idioms() -> cuda_cpu.Runner:
+    return cuda_cpu.compile_cpu(IDIOMS, "idioms.cu", IDIOM_KERNELS)
+
+
+def test_static_shared_in_a_function_template_is_a_block_reduce(idioms):
+    """FasterTransformer's blockReduceSum: `static __shared__ T shared[32]` in a function template compiles (it
+    said "static static") and is the block's shared memory."""
+    x = torch.randn(1000)
+    out = torch.full((3,), float("nan"))
+    cuda_cpu.launch(idioms, "block_sums", (3,), (128,), [x, out, 1000])
+    assert math.isclose(float(out.double().sum()), float(x.double().sum()), rel_tol=1e-5, abs_tol=1e-4)
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    cuda_cpu.launch(idioms, "static_in_kernel", (2,), (64,), [x, y])
+    np.testing.assert_array_equal(y, x[::-1])
+
+
+def test_shared_array_of_a_function_template_is_traced_for_races(idioms):
+    """A template's __shared__ array was left out of shared memory (g++ ignores its section): no race found."""
+    msg = fault_of(idioms, "template_race", (1,), (64,), [np.arange(64, dtype=np.float32), np.zeros(64, np.float32)])
+    assert "race on shared memory" in msg and "idioms.cu line 39" in msg and "idioms.cu line 38" in msg, msg
+
+
+def test_shared_variable_of_a_function_template_is_poisoned_per_block(idioms):
+    """Never initialised: NaN in every block (it read the previous block's value: 1, 2, 3)."""
+    out = np.zeros(3, np.float32)
+    cuda_cpu.launch(idioms, "uninitialised", (3,), (32,), [out])
+    assert np.isnan(out).all(), out
+
+
+def test_shared_arrays_the_executor_cannot_place_are_refused(tmp_path):
+    """A block-scope static that cannot be moved into shared memory (here thread_local) stops the compile."""
+    src = tmp_path / "t.cpp"
+    src.write_text("template <class T> T f(T v) { static thread_local T buf[4]; buf[0] = v; return buf[1]; }\n"
+                   "float g(float v) { return f(v); }\n")
+    import subprocess
+
+    subprocess.run(["g++", "-c", "-O2", str(src), "-o", str(tmp_path / "t.o")], check=True)
+    with pytest.raises(CpuCompileError, match=r"x\.cu: the CPU executor cannot place `buf` in `f<float>\(float\)`"):
+        cuda_cpu._place_shared(tmp_path / "t.o", {"buf", "T"}, "x.cu")
+
+
+def test_min_and_max_of_mixed_signedness_are_cuda_overloads(idioms):
+    """min(unsigned, int) was ambiguous; CUDA compares as unsigned."""
+    out = np.zeros(32, np.uint32)
+    cuda_cpu.launch(idioms, "mixed_min_max", (1,), (32,), [out, 5, 20])
+    t = np.arange(32)
+    np.testing.assert_array_equal(out, np.minimum(t, 20) + 100 * np.maximum(t, 5) + 10000 * np.minimum(t, 3))
+
+
+def test_device_printf_reaches_the_tests_output_once(idioms, capsys):
+    """printf was undeclared; its output is the test's output, from the first thread order only."""
+    x = np.array([0.5, 1.25, 2.0], np.float32)
+    cuda_cpu.launch(idioms, "debug_print", (2,), (32,), [x, 3])
+    out = capsys.readouterr().out
+    assert out.count("thread 1 of block 0: x = 1.25\n") == 1 and out.count("thread 2 of block 1: x = 2.00\n") == 1, out
+    assert out.count("\n") == 6, out
+
+
+def test_printf_before_a_fault_is_shown(capsys):
+    src = ('extern "C" __global__ void k(float* y) {\n  printf("before %d\\n", threadIdx.x);\n'
+           "  if (threadIdx.x == 1) __trap();\n  y[threadIdx.x] = 1.0f;\n}\n")
+    runner = cuda_cpu.compile_cpu(src, "printing.cu", ["k"])
+    assert "line 3" in fault_of(runner, "k", (1,), (4,), [np.zeros(4, np.float32)])
+    assert capsys.readouterr().out.startswith("before 0\nbefore 1\n")
+
+
+def test_float_atomics_to_global_beside_extern_shared_are_not_a_race(idioms):
+    """With `extern __shared__` in the file, float atomics to global memory (whose rounding depends on the
+    thread order) were reported as a shared-memory race."""
+    x = (np.random.default_rng(3).standard_normal(256) * 1e4).astype(np.float32)
+    total = np.zeros(1, np.float32)
+    cuda_cpu.launch(idioms, "dynamic_with_global_atomics", (1,), (256,), [x, total], shared_bytes=256 * 4)
+    assert math.isclose(float(total[0]), float(x.astype(np.float64).sum()), rel_tol=1e-4, abs_tol=1.0)
+
+
+def test_struct_argument_over_8_bytes_names_the_parameter_and_the_line():
+    src = ("struct Params {\n    float scale;\n    int n;\n    float bias;\n};\n\n"
+           'extern "C" __global__ void scaled(const float* x, float* y,\n                       Params p) {\n'
+           "    if (threadIdx.x < p.n) y[threadIdx.x] = x[threadIdx.x] * p.scale + p.bias;\n}\n")
+    with pytest.raises(CpuCompileError) as exc:
+        cuda_cpu.compile_cpu(src, "params.cu", ["scaled"])
+    msg = str(exc.value)
+    assert msg.startswith("params.cu line 8: kernel `scaled`'s parameter `p` is a `Params` of 12 bytes"), msg
+    assert "at most 8 bytes by value" in msg and "required from" not in msg, msg
 
 
 def test_out_of_bounds_global_reads_name_the_line_and_the_parameter(faulty):
@@ -403,6 +571,9 @@ KNOWN_FAULTS = [
      [r"warp primitive misuse at \S+ line 38 ", "not in the mask"]),
     ("l23_online_softmax/known_wrong/cuda_block_sum_missing_barrier.cu", "block_sum_shfl", (1000, 3, 256),
      ["race on shared memory", r"line 55 \(`v = lane < blockDim", r"line 53 \(`if \(lane == 0\) warp_totals"]),
+    ("l23_online_softmax/known_wrong/cuda_block_reduce_template_last_warp_no_barrier.cu", "block_sum_shfl",
+     (1000, 3, 256), ["race on shared memory", r"line 33 \(`v = lane < warps \? warp_totals",
+                      r"line 30 \(`if \(lane == 0\) warp_totals\[warp\] = v;`\)"]),
     ("l24_gemm/known_wrong/cuda_sgemm_cu_no_tail_check.cu", "sgemm_tiled", (17, 5, 40),
      [r"out-of-bounds access at \S+ line 3[67] ", "past its end"]),
     ("l24_gemm/known_wrong/cuda_sgemm_cu_divergent_barrier.cu", "sgemm_tiled", (17, 5, 40),

@@ -2,7 +2,11 @@
 // learner's .cu, which compiles unchanged. The threads of a block are cooperative fibers (runtime.cpp)
 // that switch only at __syncthreads(), warp primitives and __syncwarp(): one block at a time,
 // deterministically. __shared__ variables are static (one copy, shared by the fibers of the running
-// block, poisoned with 0xff bytes - NaN for floats - before each block; `extern __shared__`: see below).
+// block, poisoned with 0xff bytes - NaN for floats - before each block), all in the dripstone_smem section
+// (race tracing protects its pages). The launcher (cuda_cpu.py) rewrites three spellings in the learner's
+// text, line for line: `static __shared__` (the macro is static already), `extern __shared__` (defined in
+// another file, in the section, DYNAMIC_CAP bytes each), and moves into the section the __shared__ arrays of
+// function templates, which g++ places apart whatever their attribute says.
 // What this cannot model:
 // timing, occupancy, memory-ordering subtleties beyond barriers. (Bank conflicts are counted by another build of
 // the file, instrumented with -fsanitize=thread's hooks: see runtime.cpp and cuda_cpu.py.)
@@ -10,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>  // device printf: its output reaches the test's stdout (schedule 0 only)
 #include <cstring>
 #include <climits>
 #include <cfloat>
@@ -24,14 +29,8 @@
 #define __managed__
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
-#ifdef DRIPSTONE_EXTERN_SHARED
-// The file declares `extern __shared__` arrays: every __shared__ variable is thread_local (block-scope
-// thread_local is static: one copy for the fibers, as `static`), which `extern` accepts too. Only the
-// dynamic arrays are poisoned, and a race is reported without its lines (no traced rerun).
-#define __shared__ thread_local
-#else
 #define __shared__ static __attribute__((section("dripstone_smem")))
-#endif
+#define DRIPSTONE_DYNAMIC_SHARED  // what `extern __shared__` becomes: the definition is in the section
 #define __CUDACC__ 1
 #define __CUDA_ARCH__ 900
 
@@ -157,16 +156,38 @@ inline unsigned __brev(unsigned x) {
 }
 inline int __mul24(int a, int b) { return a * b; }
 inline int __umul24(unsigned a, unsigned b) { return (int)(a * b); }
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
-inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
-inline long long min(long long a, long long b) { return a < b ? a : b; }
-inline long long max(long long a, long long b) { return a > b ? a : b; }
+// min/max: CUDA's overload set (crt/math_functions.hpp): mixed signedness compares as unsigned, float with
+// double as double; what is ambiguous there is ambiguous here.
+#define DS_MINMAX(R, A, B)                                                                                  \
+    inline R min(A a, B b) { return (R)a < (R)b ? (R)a : (R)b; }                                           \
+    inline R max(A a, B b) { return (R)a > (R)b ? (R)a : (R)b; }
+DS_MINMAX(int, int, int)
+DS_MINMAX(unsigned, unsigned, unsigned)
+DS_MINMAX(unsigned, int, unsigned)
+DS_MINMAX(unsigned, unsigned, int)
+DS_MINMAX(long, long, long)
+DS_MINMAX(unsigned long, unsigned long, unsigned long)
+DS_MINMAX(unsigned long, long, unsigned long)
+DS_MINMAX(unsigned long, unsigned long, long)
+DS_MINMAX(long long, long long, long long)
+DS_MINMAX(unsigned long long, unsigned long long, unsigned long long)
+DS_MINMAX(unsigned long long, long long, unsigned long long)
+DS_MINMAX(unsigned long long, unsigned long long, long long)
+#undef DS_MINMAX
 inline float min(float a, float b) { return fminf(a, b); }
 inline float max(float a, float b) { return fmaxf(a, b); }
 inline double min(double a, double b) { return fmin(a, b); }
 inline double max(double a, double b) { return fmax(a, b); }
+inline double min(float a, double b) { return fmin(a, b); }
+inline double max(float a, double b) { return fmax(a, b); }
+inline double min(double a, float b) { return fmin(a, b); }
+inline double max(double a, float b) { return fmax(a, b); }
+inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned umax(unsigned a, unsigned b) { return a > b ? a : b; }
+inline long long llmin(long long a, long long b) { return a < b ? a : b; }
+inline long long llmax(long long a, long long b) { return a > b ? a : b; }
+inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 template <class T> inline T __ldg(const T* p) { return *p; }
 template <class T> inline T __ldcs(const T* p) { return *p; }
 template <class T> inline void __stcs(T* p, T v) { *p = v; }

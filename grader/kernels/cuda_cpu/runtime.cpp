@@ -8,8 +8,9 @@
 // Global buffers sit against PROT_NONE guard pages (schedule 0: the end, schedule 1: the start), so
 // an access past either end faults; the SIGSEGV handler reports the instruction, the address and
 // the thread; a launch that runs past its CPU-time limit is stopped where it is. Faults are lines "FAULT <kind> <line> <message>" on stdout; then exit status 3.
+// The kernels' own printf goes to REQUEST_DIR/printf.txt (schedule 0 of an untraced launch only, cut at 1 MiB as a
+// GPU's printf buffer): `stdout` is a stream of ours, the protocol's lines go to the process's stdout (`proto`).
 #include <csignal>
-#include <link.h>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <ucontext.h>
@@ -64,14 +66,32 @@ const unsigned long long* slots = nullptr;
 int schedule = 0;
 size_t page = 4096;
 
+FILE* proto = stdout;  // the launcher's protocol (FAULT, RACE, BANK, OK lines); main points `stdout` elsewhere
+constexpr size_t PRINTF_CAP = 1 << 20;  // a GPU's default printf buffer (cudaLimitPrintfFifoSize)
+struct KernelOutput {
+    int fd = -1;      // REQUEST_DIR/printf.txt
+    bool on = false;  // schedule 0 of an untraced launch: the reruns print nothing
+    size_t written = 0;
+};
+KernelOutput kout;
+
+ssize_t kernel_write(void*, const char* buf, size_t n) {
+    if (kout.on && kout.fd >= 0 && kout.written < PRINTF_CAP) {
+        const size_t k = std::min(n, PRINTF_CAP - kout.written);
+        if (write(kout.fd, buf, k) > 0) kout.written += k;
+    }
+    return (ssize_t)n;  // what is past the cap is dropped, as on a GPU
+}
+
 [[noreturn]] void fault(const char* kind, int line, const char* fmt, ...) {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    printf("FAULT %s %d %s\n", kind, line, msg);
-    fflush(stdout);
+    fflush(stdout);  // the kernel's printf output up to the fault
+    fprintf(proto, "FAULT %s %d %s\n", kind, line, msg);
+    fflush(proto);
     _exit(3);
 }
 
@@ -186,9 +206,9 @@ void record_access(const char* addr, bool write, unsigned long long pc) {
     if (!ordered(w.write, current)) other = &w.write;
     else if (write && !ordered(w.read, current)) other = &w.read;
     if (other) {
-        printf("RACEAT 0x%llx %s 0x%llx %s %s|%s\n", other->pc, other == &w.write ? "writes" : "reads", pc,
+        fprintf(proto, "RACEAT 0x%llx %s 0x%llx %s %s|%s\n", other->pc, other == &w.write ? "writes" : "reads", pc,
                write ? "writes" : "reads", thread_name(other->fiber).c_str(), thread_name(current).c_str());
-        fflush(stdout);
+        fflush(proto);
         _exit(5);
     }
     if (write) w.write = now;
@@ -220,26 +240,8 @@ struct BankStat {
 std::map<std::pair<unsigned long long, bool>, BankStat> bank_stats;
 std::vector<std::pair<char*, size_t>>& dynamic_zones();
 
-// In a file with `extern __shared__` arrays every __shared__ variable is thread_local: the program's own TLS
-// block (fibers run on the main thread), found from its PT_TLS header (x86-64: the block ends at %fs:0).
-uintptr_t tls_lo = 0, tls_hi = 0;
-
-int find_tls(struct dl_phdr_info* info, size_t, void*) {
-    for (int i = 0; i < info->dlpi_phnum; ++i) {
-        const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-        if (ph.p_type != PT_TLS) continue;
-        uintptr_t tp;
-        asm("mov %%fs:0, %0" : "=r"(tp));
-        const size_t align = ph.p_align ? ph.p_align : 1;
-        tls_lo = tp - (ph.p_memsz + align - 1) / align * align;
-        tls_hi = tls_lo + ph.p_memsz;
-    }
-    return 1;  // the main program comes first
-}
-
 bool in_shared(uintptr_t a) {
     if (a >= (uintptr_t)__start_dripstone_smem && a < (uintptr_t)__stop_dripstone_smem) return true;
-    if (a >= tls_lo && a < tls_hi) return true;
     for (auto& z : dynamic_zones())
         if (a >= (uintptr_t)z.first && a < (uintptr_t)z.first + z.second) return true;
     return false;
@@ -308,10 +310,9 @@ void flush_banks(int nthreads) {
 
 void print_banks() {
     if (!banks) return;
-    if (tls_hi) printf("BANKTLS 0x%llx\n", (unsigned long long)tls_lo);
-    for (auto& z : dynamic_zones()) printf("BANKZONE 0x%llx\n", (unsigned long long)(uintptr_t)z.first);
+    for (auto& z : dynamic_zones()) fprintf(proto, "BANKZONE 0x%llx\n", (unsigned long long)(uintptr_t)z.first);
     for (auto& [key, s] : bank_stats)
-        printf("BANK 0x%llx %c %u %llu %llu %llu 0x%llx 0x%llx\n", key.first, key.second ? 'w' : 'r', s.degree,
+        fprintf(proto, "BANK 0x%llx %c %u %llu %llu %llu 0x%llx 0x%llx\n", key.first, key.second ? 'w' : 'r', s.degree,
                s.conflicted, s.requests, s.wavefronts, (unsigned long long)s.lo, (unsigned long long)s.hi);
 }
 
@@ -592,7 +593,7 @@ static void on_signal(int sig, siginfo_t* info, void* uc_) {
     }
     std::string who = current >= 0 ? thread_name(current) : std::string("the launcher");
     if (sig == SIGVTALRM) {
-        printf("FAULT timeout pc=0x%llx the kernel did not finish: %s was running when it was stopped\n", pc,
+        fprintf(proto, "FAULT timeout pc=0x%llx the kernel did not finish: %s was running when it was stopped\n", pc,
                who.c_str());
     } else {
         const char* addr = fault_addr;
@@ -613,9 +614,10 @@ static void on_signal(int sig, siginfo_t* info, void* uc_) {
         }
         for (const Fiber& f : fibers)
             if (f.stack && addr < f.stack && addr >= f.stack - page) what = "the thread's stack limit (too deep)";
-        printf("FAULT memory pc=0x%llx %s %s by %s\n", pc, write ? "writes" : "reads", what.c_str(), who.c_str());
+        fprintf(proto, "FAULT memory pc=0x%llx %s %s by %s\n", pc, write ? "writes" : "reads", what.c_str(), who.c_str());
     }
     fflush(stdout);
+    fflush(proto);
     _exit(3);
 }
 
@@ -666,7 +668,7 @@ static std::vector<char> read_file(const std::string& path) {
 }
 
 // `extern __shared__` arrays (dynamic shared memory): the launcher's generated file defines each one
-// (thread_local, DYNAMIC_CAP bytes) and registers it here; a launch may use up to its shared_bytes.
+// (in the dripstone_smem section, DYNAMIC_CAP bytes) and registers it here; a launch may use up to its shared_bytes.
 static std::vector<std::pair<char*, size_t>>& dynamic_shared() {  // filled by other files' static initializers
     static std::vector<std::pair<char*, size_t>> zones;
     return zones;
@@ -684,6 +686,9 @@ int main(int argc, char** argv) {
     if (argc != 2) return 2;
     page = (size_t)sysconf(_SC_PAGESIZE);
     const std::string dir = argv[1];
+    proto = stdout;
+    stdout = fopencookie(nullptr, "w", cookie_io_functions_t{nullptr, kernel_write, nullptr, nullptr});
+    if (!stdout) stdout = fopen("/dev/null", "w");
     FILE* req = fopen((dir + "/request").c_str(), "r");
     if (!req) return 2;
     char name[256];
@@ -734,7 +739,6 @@ int main(int argc, char** argv) {
               k.signature.c_str(), kinds.c_str());
     const int nthreads = (int)(b[0] * b[1] * b[2]);
     if (nthreads < 1 || nthreads > 1024) fault("launcher", 0, "a block of %d threads (1 to 1024 on a GPU)", nthreads);
-    if (banks && !dynamic_shared().empty()) dl_iterate_phdr(find_tls, nullptr);
     install_handlers(seconds);
     fibers.resize(nthreads);
     pending.resize(nthreads);
@@ -745,8 +749,10 @@ int main(int argc, char** argv) {
     blockDim = dim3(b[0], b[1], b[2]);
     running = &k;
     std::vector<std::vector<char>> first;
+    if (!trace && !banks) kout.fd = open((dir + "/printf.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     for (unsigned s = 0; s < nsched; ++s) {
         schedule = (int)s;
+        kout.on = s == 0;
         std::vector<unsigned long long> call = args;
         for (size_t i = 0, p = 0; i < kinds.size(); ++i)
             if (kinds[i] == 'p') {
@@ -768,6 +774,8 @@ int main(int argc, char** argv) {
                     run_block(nthreads);
                     tracing = false;
                 }
+        fflush(stdout);
+        kout.on = false;
         for (size_t p = 0; p < buffers.size(); ++p) {
             const Buffer& bf = buffers[p];
             if (s == 0) {
@@ -778,13 +786,14 @@ int main(int argc, char** argv) {
             } else if (memcmp(first[p].data(), bf.data, bf.bytes) != 0) {
                 size_t off = 0;
                 while (first[p][off] == bf.data[off]) ++off;
-                printf("RACE %zu %zu\n", bf.param, off);
-                fflush(stdout);
+                fprintf(proto, "RACE %zu %zu\n", bf.param, off);
+                fflush(proto);
                 return 4;
             }
         }
     }
     print_banks();
-    printf("OK\n");
+    fprintf(proto, "OK\n");
+    fflush(proto);
     return 0;
 }
