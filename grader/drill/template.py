@@ -55,7 +55,9 @@ class Step:
         """The label in the learner's language, its fields filled."""
         if not self.args:
             return _(self.label)
-        return _(self.label).format(**{k: _(v) if isinstance(v, str) else v for k, v in self.args.items()})
+        # a str argument is translated where the catalog has it; a tuple read back from the bank's JSON is a list
+        args = {k: _(v) if isinstance(v, str) else tuple(v) if isinstance(v, list) else v for k, v in self.args.items()}
+        return _(self.label).format(**args)
 
 
 _APPLY: dict[str, Callable[[float, float], float]] = {
@@ -109,7 +111,9 @@ class Template:
         a callable one calls ``_()`` itself."""
         if callable(self.prompt):
             return self.prompt(p)
-        return _(self.prompt).format(**{k: _(v) if isinstance(v, str) else v for k, v in p.items()})
+        # (a tuple parameter read back from the bank's JSON is a list)
+        args = {k: _(v) if isinstance(v, str) else tuple(v) if isinstance(v, list) else v for k, v in p.items()}
+        return _(self.prompt).format(**args)
 
 
 @dataclass(frozen=True)

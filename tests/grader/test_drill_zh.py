@@ -90,9 +90,10 @@ def test_every_template_renders_its_question_and_derivation_in_chinese(monkeypat
             inst = instances.Instance.from_json(d)
             monkeypatch.setenv("DRIPSTONE_LANG", "en")
             en_prompt, en_steps = session.shown_prompt(t, inst), [s.text() for s in inst.steps]
+            en_again = t.render(inst.params)
             monkeypatch.setenv("DRIPSTONE_LANG", "zh")
             zh_prompt, zh_steps = session.shown_prompt(t, inst), [s.text() for s in inst.steps]
-            assert en_prompt == inst.prompt, f"{t.id}: the English question is the stored one"
+            assert en_prompt == inst.prompt == en_again, f"{t.id}: rendered again from the stored params"
             if not CJK.search(zh_prompt):
                 untranslated.append(f"{t.id}: {zh_prompt}")
             assert set(NUMBER.findall(en_prompt)) <= set(NUMBER.findall(zh_prompt)), (t.id, en_prompt, zh_prompt)

@@ -51,7 +51,7 @@ TEMPLATES = [
         lambda p: _(
             "Row-wise softmax of a {rows} × {cols} tensor of {e}-byte elements, {NAMES_alg}: how "
             "many bytes move to and from HBM?"
-        ).format(rows=p["rows"], cols=p["cols"], e=p["e"], NAMES_alg=NAMES[p["alg"]]),
+        ).format(rows=p["rows"], cols=p["cols"], e=p["e"], NAMES_alg=_(NAMES[p["alg"]])),
         _sm,
         lambda p, fn: fn(p["rows"], p["cols"], p["e"], p["alg"]),
         _steps,

@@ -15,7 +15,7 @@ def _pp(rng: random.Random) -> Params:
 
 
 def _inter(p: Params) -> str:
-    return f", interleaved with {p['v']} virtual stages per GPU" if p["v"] > 1 else ""
+    return _(", interleaved with {v} virtual stages per GPU").format(v=p["v"]) if p["v"] > 1 else ""
 
 
 def _tp(rng: random.Random) -> Params:

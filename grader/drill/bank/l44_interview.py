@@ -7,7 +7,7 @@ import random
 
 from grader.constants import GPUS
 from grader.drill.bank._kit import GB, GiB, Params, Step, T
-from grader.i18n import N_
+from grader.i18n import N_, _
 
 FN = ("l44_interview", "interview")
 H100 = GPUS["H100-SXM"]
@@ -59,7 +59,7 @@ def _static_steps(p: Params) -> list[Step]:
     ]
 
 
-VERDICTS = ["passes", "fails: out of memory", "fails: TP·PP·DP is not the GPU count", "fails: both"]
+VERDICTS = [N_("passes"), N_("fails: out of memory"), N_("fails: TP·PP·DP is not the GPU count"), N_("fails: both")]
 
 
 def _verdict_plan(rng: random.Random) -> Params:
@@ -173,18 +173,23 @@ STACK = {
     "loader": (None, "data.py:77"),
 }
 RUN_PROMPT = {
-    "grads": "all_reduce called from train.py:88 (gradient sync)",
-    "eval": "all_reduce called from train.py:151 (evaluation metrics)",
-    "barrier": "barrier called from train.py:140 (before a checkpoint)",
-    "ckpt": "no collective: torch.save writing a checkpoint (checkpoint.py:42)",
-    "loader": "no collective: waiting on the data loader (data.py:77)",
+    "grads": N_("all_reduce called from train.py:88 (gradient sync)"),
+    "eval": N_("all_reduce called from train.py:151 (evaluation metrics)"),
+    "barrier": N_("barrier called from train.py:140 (before a checkpoint)"),
+    "ckpt": N_("no collective: torch.save writing a checkpoint (checkpoint.py:42)"),
+    "loader": N_("no collective: waiting on the data loader (data.py:77)"),
 }
 TRIAGE = {
-    "straggler_or_network": "every rank waits in the same collective: a straggler or the network",
-    "straggler": "a rank has not reached the collective: a straggler",
-    "divergence": "ranks wait in collectives that can never match: control flow diverged",
-    "no_collective": "no rank is in a collective: not a collective hang",
+    "straggler_or_network": N_("every rank waits in the same collective: a straggler or the network"),
+    "straggler": N_("a rank has not reached the collective: a straggler"),
+    "divergence": N_("ranks wait in collectives that can never match: control flow diverged"),
+    "no_collective": N_("no rank is in a collective: not a collective hang"),
 }
+
+
+def _listing(where: list[str], skip: str = "") -> str:
+    """The ranks' py-spy dumps in the learner's language (the English text is also the stored ``listing``)."""
+    return "; ".join(_("rank {r}: {dump}").format(r=r, dump=_(RUN_PROMPT[w])) for r, w in enumerate(where) if w != skip)
 
 
 def _hang(rng: random.Random) -> Params:
@@ -353,7 +358,9 @@ TEMPLATES = [
         "operations",
         2,
         44,
-        N_("NCCL watchdog timeout; py-spy dumps of the {n} ranks' main threads show: {listing}. What is the verdict?"),
+        lambda p: _(
+            "NCCL watchdog timeout; py-spy dumps of the {n} ranks' main threads show: {listing}. What is the verdict?"
+        ).format(n=p["n"], listing=_listing(p["where"])),
         _hang,
         _triage,
         _triage_steps,
@@ -385,7 +392,13 @@ TEMPLATES += [
         "operations",
         1,
         44,
-        N_("NCCL watchdog timeout on {n} ranks. py-spy dumps: {listing}; {rest}. Which rank do you look at first?"),
+        lambda p: _(
+            "NCCL watchdog timeout on {n} ranks. py-spy dumps: {listing}; {rest}. Which rank do you look at first?"
+        ).format(
+            n=p["n"],
+            listing=_listing(p["where"], skip="grads"),
+            rest=_("every other rank: {dump}").format(dump=_(RUN_PROMPT["grads"])),
+        ),
         _one_odd,
         lambda p, fn: fn({r: _dump(w) for r, w in enumerate(p["where"])})["suspects"][0],
         lambda p: [Step("=", N_("the only rank outside the main group's call site"), p["odd"])],
@@ -409,7 +422,7 @@ TEMPLATES += [
     ),
 ]
 
-PP_CHOICES = ["PP = 1", "PP = 2", "PP = 4", "PP = 8", "PP = 16", "none of them"]
+PP_CHOICES = ["PP = 1", "PP = 2", "PP = 4", "PP = 8", "PP = 16", N_("none of them")]
 
 
 def _minpp(rng: random.Random) -> Params:
