@@ -179,15 +179,22 @@ def test_nd_to_nz_rejects_bad_arguments():
 # ---- nz_to_nd -----------------------------------------------------------------------------------------
 
 
+def as_rows(got: object) -> object:
+    """The rows as lists: a matrix returned as tuples holds the same entries in the same places."""
+    if isinstance(got, list | tuple) and all(isinstance(row, list | tuple) for row in got):
+        return [list(row) for row in got]
+    return got
+
+
 @grade(nz_to_nd, "correctness", points=1,
        hint="The buffer holds the padded matrix. Which (r, c) do you read, and which do you leave out?")
 def test_nz_to_nd_worked_examples():
     """Back from the lecture's 4 × 4 buffer and from the padded 5 × 3 one (padding dropped)."""
-    got = nz_to_nd(NZ_4, 4, 4, 2, 2)
+    got = as_rows(nz_to_nd(NZ_4, 4, 4, 2, 2))
     assert got == SQUARE_4, f"nz_to_nd({NZ_4}, 4, 4, 2, 2) = {got!r}, expected {SQUARE_4!r}"
-    got = nz_to_nd(NZ_5x3, 5, 3, 2, 2)
+    got = as_rows(nz_to_nd(NZ_5x3, 5, 3, 2, 2))
     assert got == RAGGED_5x3, f"nz_to_nd({NZ_5x3}, 5, 3, 2, 2) = {got!r}, expected {RAGGED_5x3!r} (5 rows of 3)"
-    got = nz_to_nd([7.5] + [0.0] * 255, 1, 1)
+    got = as_rows(nz_to_nd([7.5] + [0.0] * 255, 1, 1))
     assert got == [[7.5]], f"nz_to_nd(16·16 buffer, 1, 1) = {got!r}, expected [[7.5]]"
 
 
@@ -201,7 +208,7 @@ def test_nz_round_trip(shape, fractal, seed):
     h0, w0 = fractal
     matrix = random_matrix(h, w, seed, int)
     flat = numpy_nz(matrix, h0, w0, 0.0)  # the reference buffer, not the learner's
-    back = nz_to_nd(flat, h, w, h0, w0)
+    back = as_rows(nz_to_nd(flat, h, w, h0, w0))
     assert back == matrix, f"nz_to_nd(numpy NZ buffer of a {h}×{w} matrix, {h}, {w}, {h0}, {w0}) != the matrix"
     flat2, _, _ = nd_to_nz(back, h0, w0)
     assert flat2 == flat, f"nd_to_nz(nz_to_nd(F)) != F for a {h}×{w} matrix in {h0}×{w0} fractals"
