@@ -9,10 +9,10 @@ from grader.i18n import N_
 
 FN = ("l13_alpha_beta", "alpha_beta")
 LINKS = {
-    "400 Gb/s NIC (45 GB/s effective)": 45e9,
-    "NVLink4 one way (450 GB/s)": 450e9,
-    "PCIe 5 x16 (55 GB/s)": 55e9,
-    "200 Gb/s NIC (22.5 GB/s effective)": 22.5e9,
+    N_("400 Gb/s NIC (45 GB/s effective)"): 45e9,
+    N_("NVLink4 one way (450 GB/s)"): 450e9,
+    N_("PCIe 5 x16 (55 GB/s)"): 55e9,
+    N_("200 Gb/s NIC (22.5 GB/s effective)"): 22.5e9,
 }
 
 

@@ -9,9 +9,9 @@ from grader.i18n import N_, _
 
 FN = ("l35_pd_disagg", "disagg")
 LINKS = {
-    "400 Gb/s RDMA (45 GB/s effective)": 45e9,
-    "100 Gb/s network (11 GB/s)": 11e9,
-    "8 × 400 Gb/s rails (360 GB/s)": 360e9,
+    N_("400 Gb/s RDMA (45 GB/s effective)"): 45e9,
+    N_("100 Gb/s network (11 GB/s)"): 11e9,
+    N_("8 × 400 Gb/s rails (360 GB/s)"): 360e9,
 }
 
 
@@ -72,7 +72,7 @@ def _pick(rng: random.Random) -> Params:
 
 def _pick_label(p: Params) -> str:
     return "; ".join(
-        f"instance {i}: {h:.0%} cached, {q:g} s queued"
+        _("instance {i}: {h:.0%} cached, {q:g} s queued").format(i=i, h=h, q=q)
         for i, (h, q) in enumerate(zip(p["hits"], p["queues"], strict=True))
     )
 
