@@ -322,7 +322,7 @@ def test_self_heal_worked_example():
     assert [i["recovered_s"] for i in want["incidents"]] == [190.5, None, 150.0, None, 280.0, None]
     check_heal(got, want, call)
     assert_number(got["mttr_s"], 160.1, f"{call}['mttr_s']", rel=1e-9)
-    assert got["tainted"] == [3, 9, 11]
+    assert list(got["tainted"]) == [3, 9, 11], f"{call}['tainted'] = {got['tainted']!r}, expected [3, 9, 11]"
 
 
 @grade(
