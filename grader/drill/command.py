@@ -15,24 +15,24 @@ BUILD_PER_TEMPLATE = 40
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    d = sub.add_parser("drill", help="interview drills: timed, randomized questions over the course, with history",
-                       description="`drill` runs a session; `drill stats` shows your history; `drill build` "
-                                   "(course authors) precomputes the question bank the release ships.")
+    d = sub.add_parser("drill", help=_("interview drills: timed, randomized questions over the course, with history"),
+                       description=_("`drill` runs a session; `drill stats` shows your history; `drill build` "
+                                     "(course authors) precomputes the question bank the release ships."))
     d.add_argument("action", nargs="?", choices=["run", "stats", "build"], default="run")
     d.add_argument("--topic", "-t", action="extend", nargs="+", default=[], choices=TOPICS,
-                   help="only these topics (--topic memory flops)")
-    d.add_argument("--n", type=int, default=10, help="questions in the session (default 10; mock 12)")
-    d.add_argument("--minutes", type=float, help="stop asking new questions after M minutes (mock: 45)")
-    d.add_argument("--seed", type=int, help="the session's random seed (same seed and history: same questions)")
+                   help=_("only these topics (--topic memory flops)"))
+    d.add_argument("--n", type=int, default=10, help=_("questions in the session (default 10; mock 12)"))
+    d.add_argument("--minutes", type=float, help=_("stop asking new questions after M minutes (mock: 45)"))
+    d.add_argument("--seed", type=int, help=_("the session's random seed (same seed and history: same questions)"))
     d.add_argument("--mock", action="store_true",
-                   help="mock interview: 45 minutes, mixed topics of rising difficulty, then system design, report")
-    d.add_argument("--designs", type=int, default=0, help="system-design questions after the numeric ones")
-    d.add_argument("--answers", metavar="FILE", help="answers from FILE, one per line (non-interactive)")
-    d.add_argument("--json", action="store_true", help="print the session (or stats) as JSON on stdout")
-    d.add_argument("--export", choices=["csv"], help="stats: every recorded answer as CSV (stdout, or --out)")
-    d.add_argument("--out", help="stats --export: write here; build: the bank data file to write")
+                   help=_("mock interview: 45 minutes, mixed topics of rising difficulty, then system design, report"))
+    d.add_argument("--designs", type=int, default=0, help=_("system-design questions after the numeric ones"))
+    d.add_argument("--answers", metavar="FILE", help=_("answers from FILE, one per line (non-interactive)"))
+    d.add_argument("--json", action="store_true", help=_("print the session (or stats) as JSON on stdout"))
+    d.add_argument("--export", choices=["csv"], help=_("stats: every recorded answer as CSV (stdout, or --out)"))
+    d.add_argument("--out", help=_("stats --export: write here; build: the bank data file to write"))
     d.add_argument("--per-template", type=int, default=BUILD_PER_TEMPLATE,
-                   help=f"build: instances per template (default {BUILD_PER_TEMPLATE})")
+                   help=_("build: instances per template (default {n})").format(n=BUILD_PER_TEMPLATE))
     d.set_defaults(func=main)
 
 

@@ -31,8 +31,8 @@ from grader.i18n import _, language
 MOCK_MINUTES = 45
 MOCK_QUESTIONS = 12
 MOCK_DESIGNS = 2
-QUIT = ("q", "quit", "exit")
-SKIP = ("", "skip", "?", "pass")
+QUIT = ("q", "quit", "exit", "退出")
+SKIP = ("", "skip", "?", "pass", "跳过", "？")
 
 
 @dataclass

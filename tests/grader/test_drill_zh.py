@@ -146,3 +146,8 @@ def test_a_design_answered_in_chinese_scores_the_checked_points_an_english_one_d
     memory = next(p for p in plan.points if p.numbers and p.unit_of_answer == "B")
     assert rubric.check(memory, "静态显存约30GB（TP8 PP8 DP16，ZeRO-1）") and rubric.check(memory, "about 30 GB")
     assert rubric.check(memory, "静态显存约３０ ＧＢ")
+
+
+def test_chinese_words_skip_and_quit(tmp_path, monkeypatch) -> None:
+    report, out = _run(tmp_path, "zh", ["跳过", "退出"], monkeypatch, n=5, seed=2)
+    assert report["asked"] == 1 and report["questions"][0]["verdict"] == "skipped", out[-800:]
