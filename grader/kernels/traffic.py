@@ -5,7 +5,9 @@ once and writes y once) by counting, deterministically, what a kernel moves:
 
 * bytes loaded and stored: active lanes only (a masked-off lane moves nothing), times the element
   size of the pointer, for plain, block-pointer and tensor-descriptor loads and stores alike;
-* atomics, separately; launches and program instances;
+* atomics as what they are, a load and a store: an atomic's bytes count in ``bytes_loaded`` and in
+  ``bytes_stored`` (and in the program's loads), so no efficiency rule can miss data moved through
+  atomics; ``bytes_atomic`` says how much of both was atomic; launches and program instances;
 * inside :func:`record_writes`, the addresses stored to, mapped back from the interpreter's host
   copies to the caller's tensors, so the harness can require that every element a kernel exercise
   returns was stored by one of its kernels (:func:`unwritten_elements`).
@@ -45,9 +47,9 @@ class KernelMemoryError(Exception):
 class Traffic:
     """What the kernels launched inside one :func:`count_traffic` block moved."""
 
-    bytes_loaded: int = 0
-    bytes_stored: int = 0
-    bytes_atomic: int = 0
+    bytes_loaded: int = 0  # atomics included: an atomic reads its element
+    bytes_stored: int = 0  # atomics included: an atomic writes its element
+    bytes_atomic: int = 0  # the part of each that was atomic
     launches: int = 0
     programs: int = 0
     max_program_loaded: int = 0  # the most bytes one program instance loaded (tiled ledgers bound it per tile)
@@ -55,9 +57,10 @@ class Traffic:
 
     def summary(self) -> str:
         names = ", ".join(dict.fromkeys(self.kernels)) or "none"
+        atomic = f" ({self.bytes_atomic:,} B of each atomic)" if self.bytes_atomic else ""
         return (
             f"{self.launches} launch(es) [{names}], {self.bytes_loaded:,} B loaded, "
-            f"{self.bytes_stored:,} B stored"
+            f"{self.bytes_stored:,} B stored{atomic}"
         )
 
     def add(self, other: Traffic) -> None:
@@ -119,7 +122,8 @@ def count_traffic() -> Iterator[Traffic]:
         _counters.remove(traffic)
         seen = {(r.start, r.end): r for r in _tensors[first:]}
         _finished.append({"bytes_loaded": traffic.bytes_loaded, "bytes_stored": traffic.bytes_stored,
-                          "launches": traffic.launches, "kernels": list(dict.fromkeys(traffic.kernels)),
+                          "bytes_atomic": traffic.bytes_atomic, "launches": traffic.launches,
+                          "kernels": list(dict.fromkeys(traffic.kernels)),
                           "tensors": [{"name": r.name, "desc": r.desc, "bytes": r.end - r.start}
                                       for r in seen.values()]})
         if not _counters:
@@ -294,18 +298,18 @@ def _account(kind: str, ptrs, mask, builder=None) -> None:
     m = np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape)
     _check_bounds(kind, np.asarray(ptrs.data), m, nbytes)
     moved = int(m.sum()) * nbytes
-    if kind == "load" and _launches:
+    if kind != "store" and _launches:  # an atomic reads its element: the program's loads count it
         program = tuple(getattr(builder, "grid_idx", None) or ())
         per_program = _launches[-1].program_loaded
         per_program[program] = per_program.get(program, 0) + moved
     if _written is not None and kind != "load":
         _record_write(np.asarray(ptrs.data)[m], nbytes)
     for t in _counters:
-        if kind == "load":
+        if kind != "store":  # a load, or an atomic: it reads
             t.bytes_loaded += moved
-        elif kind == "store":
+        if kind != "load":  # a store, or an atomic: it writes
             t.bytes_stored += moved
-        else:
+        if kind == "atomic":
             t.bytes_atomic += moved
 
 
@@ -322,11 +326,11 @@ def _wrap_builder(builder_cls) -> None:
         return store(self, ptrs, value, mask, *args, **kwargs)
 
     def create_atomic_rmw(self, op, ptr, val, mask, *args, **kwargs):
-        _account("atomic", ptr, mask)
+        _account("atomic", ptr, mask, self)
         return rmw(self, op, ptr, val, mask, *args, **kwargs)
 
     def create_atomic_cas(self, ptr, cmp, val, *args, **kwargs):
-        _account("atomic", ptr, type("AllLanes", (), {"data": True})())
+        _account("atomic", ptr, type("AllLanes", (), {"data": True})(), self)
         return cas(self, ptr, cmp, val, *args, **kwargs)
 
     builder_cls.create_masked_load = create_masked_load

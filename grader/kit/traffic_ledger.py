@@ -19,6 +19,16 @@ its A slice twice fails there, by far. A lane **outside the tensor** is a bounds
 counter raises :class:`~grader.kernels.traffic.KernelMemoryError` before anything is counted.
 
 Below the masked ledger, something was never loaded (a dropped ragged k-step): it fails too.
+
+The blocks the padded ledger rounds up to are the learner's (its defaults, or what the test passes), so
+they are **bounded by the unit's contract**: :meth:`TiledLedger.of` takes ``bounds``, the largest block
+the contract allows per padded dimension, from the test, and a block above it (or not a positive int)
+is refused (:class:`TrafficMismatch`, "above the contract's largest block"): a huge declared default
+gains no slack. And padding is granted only on the blocks the kernel launched with: when the ledger
+knows its tiles (one program per tile) and the launch ran another number of programs, the declared
+blocks are not the launched ones and the kernel is held to the masked ledger (no padding). Counted
+loads include atomics (:mod:`grader.kernels.traffic` counts an atomic as a load and a store), so data
+moved through atomics is held by the same rule.
 """
 
 from __future__ import annotations
@@ -50,11 +60,31 @@ class TiledLedger:
     padded: int
     tiles: int | None = None  # one program per tile: each is held to padded / tiles
     fewest: int | None = None  # a ledger that allows up to ``masked`` (two passes): the least a kernel loads
+    refused: str | None = None  # a block outside the contract's bounds: assert_tiled_loads fails with this
 
     @classmethod
     def of(cls, formula: Callable[..., int], dims: Mapping[str, int], blocks: Mapping[str, int | None], *,
-           name: str, basis: str, tiles: int | None = None, fewest: int | None = None) -> TiledLedger:
-        """The formula (keyword arguments ``dims``) on the true dims and on those named in ``blocks`` rounded up."""
+           bounds: Mapping[str, int], name: str, basis: str, tiles: int | None = None,
+           fewest: int | None = None) -> TiledLedger:
+        """The formula (keyword arguments ``dims``) on the true dims and on those named in ``blocks`` rounded up.
+
+        ``bounds``: the largest block the unit's contract allows for each dim of ``blocks`` (from the test,
+        never from the learner). A block above its bound, or not a positive int, is refused: the ledger
+        holds the kernel to the masked ledger and :func:`assert_tiled_loads` fails, naming the block."""
+        unbounded = sorted(d for d, b in blocks.items() if b is not None and d not in bounds)
+        if unbounded:
+            raise ValueError(f"{name}: no contract bound for the blocks of {unbounded}: pass bounds= (the largest "
+                             "block the unit's contract allows per dim), never trust the learner's blocks alone")
+        bad = {d: b for d, b in blocks.items() if b is not None
+               and (isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= bounds[d])}
+        if bad:
+            said = ", ".join(f"{d}: {b!r}" for d, b in bad.items())
+            most = ", ".join(f"{d}: {bounds[d]}" for d in bad)
+            refused = (f"the blocks {{{said}}} are outside the unit's contract (a block is a positive int, at most "
+                       f"{{{most}}}): the ledger is computed on the blocks you launch with, within the contract; "
+                       "declare those")
+            masked = int(formula(**dims))
+            return cls(name, basis, masked, masked, tiles, fewest, refused)
         padded = {d: round_up(v, blocks[d]) if blocks.get(d) else v for d, v in dims.items()}
         return cls(name, basis, int(formula(**dims)), int(formula(**padded)), tiles, fewest)
 
@@ -69,8 +99,21 @@ def assert_tiled_loads(traffic, ledger: TiledLedger, what: str) -> str | None:
 
     Records the note with the traffic of the test (``grader report``); raises :class:`TrafficMismatch`
     naming the case: "re-loads a slice" (above the padded ledger, or one program above a padded tile),
-    or "never loaded" (below the masked ledger)."""
+    or "never loaded" (below the masked ledger); a ledger whose blocks the contract refused fails first.
+
+    The loads are ``traffic.bytes_loaded``, atomics included. Padding is allowed only when the launch ran one
+    program per tile of the declared blocks (or the ledger does not know its tiles): another count of programs
+    means the kernel launched with other blocks, and it is held to the masked ledger."""
+    if ledger.refused:
+        raise TrafficMismatch(f"{what}: {ledger.name}: {ledger.refused}")
     got, lo, hi = traffic.bytes_loaded, ledger.masked, ledger.padded
+    other_grid = ledger.tiles is not None and traffic.programs != ledger.tiles and hi > lo
+    if other_grid and got > lo:
+        raise TrafficMismatch(
+            f"{what}: loaded {got:,} B, {ledger.name} says {lo:,} B ({ledger.basis}); the launch ran "
+            f"{traffic.programs} programs where your blocks make {ledger.tiles} tiles, so the kernel did not launch "
+            "with the blocks it declares, and no tail padding is allowed on them: load each slice once per tile "
+            "(mask the tail tiles), and launch with the blocks you declare")
     least = lo if ledger.fewest is None else ledger.fewest
     says = f"{lo:,} B" if least == lo else f"{least:,} to {lo:,} B"
     where = f"{what}: loaded {got:,} B, {ledger.name} says {says} ({ledger.basis})"

@@ -68,6 +68,17 @@ def _tile_copy(x_ptr, y_ptr, m, n, BLOCK: tl.constexpr, WRAP: tl.constexpr, TWIC
 
 
 @triton.jit
+def _tile_copy_atomic_reread(x_ptr, y_ptr, m, n, BLOCK: tl.constexpr):
+    """The tiled copy whose tile is read a second time through an atomic (adding 0 returns the element)."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[None, :]
+    inside = (rows < m) & (cols < n)
+    tile = tl.load(x_ptr + rows * n + cols, mask=inside)
+    again = tl.atomic_add(x_ptr + rows * n + cols, tl.zeros_like(tile), mask=inside)
+    tl.store(y_ptr + rows * n + cols, tile + again * 0, mask=inside)
+
+
+@triton.jit
 def _atomic_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
@@ -140,13 +151,17 @@ def test_block_pointer_loads_count_inside_the_boundary_only():
     assert t.bytes_loaded == t.bytes_stored == 32 * 24 * 4  # the first 32 rows, 24 valid columns
 
 
-def test_atomics_are_counted_separately():
+def test_an_atomic_counts_as_a_load_and_a_store():
+    """Four programs each add their sum into out: 4 atomics of 4 B, each a load and a store (bytes_atomic says how
+    much of both was atomic), so no efficiency rule misses data moved through atomics."""
     x = torch.ones(512)
     out = torch.zeros(1)
     with count_traffic() as t:
         _launch(_atomic_sum, x, out, block=128)
     assert out.item() == 512
-    assert (t.bytes_loaded, t.bytes_atomic) == (2048, 4 * 4)
+    assert (t.bytes_loaded, t.bytes_stored, t.bytes_atomic) == (2048 + 16, 16, 16)
+    assert t.max_program_loaded == 128 * 4 + 4
+    assert traffic.finished_counts()[-1]["bytes_atomic"] == 16
 
 
 def test_unmasked_tail_load_is_reported_with_tensor_and_line():
@@ -185,15 +200,20 @@ def test_counting_does_not_change_results():
     assert torch.equal(y1, y2) and torch.equal(y1, x)
 
 
-def _tiled_copy(m: int, n: int, block: int, *, wrap: bool = False, twice: bool = False):
+def _copy_ledger(m: int, n: int, block: int, bound: int = 128) -> TiledLedger:
+    return TiledLedger.of(lambda m, n: 4 * m * n, dict(m=m, n=n), dict(m=block, n=block),
+                          bounds=dict(m=bound, n=bound), name="the copy ledger", basis="x once",
+                          tiles=triton.cdiv(m, block) * triton.cdiv(n, block))
+
+
+def _tiled_copy(m: int, n: int, block: int, *, wrap: bool = False, twice: bool = False, declared: int | None = None):
+    """The tiled copy launched with ``block``; its ledger on the block the "learner" declares (``block`` unsaid)."""
     x = torch.randn(m, n)
     y = torch.empty_like(x)
     with count_traffic() as t:
         _tile_copy[(triton.cdiv(m, block), triton.cdiv(n, block))](x, y, m, n, BLOCK=block, WRAP=wrap, TWICE=twice)
     assert torch.equal(x, y)
-    ledger = TiledLedger.of(lambda m, n: 4 * m * n, dict(m=m, n=n), dict(m=block, n=block), name="the copy ledger",
-                            basis="x once", tiles=triton.cdiv(m, block) * triton.cdiv(n, block))
-    return t, ledger
+    return t, _copy_ledger(m, n, declared or block)
 
 
 def test_each_program_is_counted_on_its_own():
@@ -226,6 +246,47 @@ def test_tiled_ledger_rejects_a_reload_hidden_in_the_tail_slack():
     t, ledger = _tiled_copy(64, 64, 32, twice=True)  # no tails: twice the ledger, above the padded one too
     with pytest.raises(TrafficMismatch, match=r"loaded 32,768 B.*16,384 B.*re-loads a slice.*2.00×"):
         assert_tiled_loads(t, ledger, "copy")
+
+
+def test_tiled_ledger_counts_a_reread_through_atomics():
+    """Each tile read once by a load and once more by an atomic add of 0: the atomic is a load, 2× the ledger."""
+    x, y = torch.randn(64, 64), torch.empty(64, 64)
+    with count_traffic() as t:
+        _tile_copy_atomic_reread[(2, 2)](x, y, 64, 64, BLOCK=32)
+    assert torch.equal(x, y) and t.bytes_atomic == 64 * 64 * 4
+    with pytest.raises(TrafficMismatch, match=r"loaded 32,768 B.*16,384 B.*re-loads a slice.*2.00×"):
+        assert_tiled_loads(t, _copy_ledger(64, 64, 32), "copy")
+
+
+def test_tiled_ledger_refuses_blocks_above_the_contract_bound():
+    """A huge declared block (the learner's default) would pad the ledger to anything: above the contract's bound,
+    or not a positive int, it is refused, whatever the kernel loads; a padded dim without a bound is the author's
+    error; within the bound the padded ledger stands."""
+    t, ledger = _tiled_copy(40, 24, 32, twice=True, declared=4096)
+    assert ledger.padded == ledger.masked and ledger.refused
+    with pytest.raises(TrafficMismatch, match=r"the blocks \{m: 4096, n: 4096\} are outside the unit's contract.*"
+                                              r"at most \{m: 128, n: 128\}"):
+        assert_tiled_loads(t, ledger, "copy")
+    for bad in (0, -32, True, 32.0):
+        with pytest.raises(TrafficMismatch, match="outside the unit's contract"):
+            assert_tiled_loads(t, _copy_ledger(40, 24, 32).__class__.of(
+                lambda m: 4 * m, dict(m=40), dict(m=bad), bounds=dict(m=128), name="l", basis="b"), "copy")
+    with pytest.raises(ValueError, match=r"no contract bound for the blocks of \['n'\]"):
+        TiledLedger.of(lambda m, n: m * n, dict(m=40, n=24), dict(m=32, n=32), bounds=dict(m=128), name="l", basis="b")
+    with pytest.raises(TypeError):
+        TiledLedger.of(lambda m: m, dict(m=40), dict(m=32), name="l", basis="b")  # bounds is required
+    assert _copy_ledger(40, 24, 128).padded == 128 * 128 * 4  # at the bound: allowed
+
+
+def test_tiled_ledger_pads_only_on_the_blocks_launched_with():
+    """Blocks of 64 declared, 32 launched: 6 programs for 2 declared tiles. The wrapped tails would fit the padded
+    ledger of the declared blocks (64×64), but padding is granted only on the launched grid: held to the masked one."""
+    t, ledger = _tiled_copy(40, 24, 32, wrap=True, declared=64)
+    assert (t.programs, ledger.tiles) == (2, 1) and ledger.masked < t.bytes_loaded <= ledger.padded
+    with pytest.raises(TrafficMismatch, match=r"the launch ran 2 programs where your blocks make 1 tiles"):
+        assert_tiled_loads(t, ledger, "copy")
+    t, ledger = _tiled_copy(40, 24, 32, declared=64)  # masked: exact on any grid
+    assert assert_tiled_loads(t, ledger, "copy") is None
 
 
 def test_tiled_ledger_rejects_loads_below_the_masked_ledger():

@@ -73,15 +73,22 @@ def test_transpose_strided_input_and_tiles():
     check_transpose(make(37, 50, torch.bfloat16, 7), block_m=64, block_n=8)
 
 
+# The contract's largest tile: block_m and block_n at most 128 (16K elements on chip). The padded ledger is computed
+# on the learner's blocks only within it (grader/kit/traffic_ledger.py): a larger declared block is refused.
+LARGEST_BLOCK = 128
+
+
 def copy_loads(x: torch.Tensor, blocks: dict[str, int]) -> TiledLedger:
     """The copy ledger's loads, each element of x once; tail tiles may pad to the learner's blocks (block_m along
     x's rows, block_n along its columns), when its defaults or the caller name them."""
     used = {**transpose.defaults(), **blocks}
-    bm, bn = (used.get(b) if isinstance(used.get(b), int) else None for b in ("block_m", "block_n"))
+    bm, bn = (used.get(b) if isinstance(used.get(b), int) and not isinstance(used.get(b), bool) else None
+              for b in ("block_m", "block_n"))
     (rows, cols), es = x.shape, x.element_size()
     tiles = -(-rows // bm) * -(-cols // bn) if bm and bn else None
     return TiledLedger.of(lambda rows, cols: rows * cols * es, dict(rows=rows, cols=cols), dict(rows=bm, cols=bn),
-                          name="the copy ledger", basis="read each element of x once", tiles=tiles)
+                          bounds=dict(rows=LARGEST_BLOCK, cols=LARGEST_BLOCK), name="the copy ledger",
+                          basis="read each element of x once", tiles=tiles)
 
 
 @grade(transpose, "efficiency", points=3, hint="Once a tile is loaded, can you store it without loading it again?")

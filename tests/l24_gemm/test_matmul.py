@@ -176,6 +176,11 @@ def test_matmul_long_k_accumulates_in_fp32(dtype):
 # ---- efficiency -------------------------------------------------------------------------------------
 
 
+# The contract's largest tile: block_m and block_n at most 256. The padded ledger (and the formula's tile counts) is
+# computed on the learner's blocks only within it (grader/kit/traffic_ledger.py): a larger declared block is refused.
+LARGEST_BLOCK = 256
+
+
 def tiled_loads(m: int, n: int, k: int, es: int, block_m: int, block_n: int) -> TiledLedger:
     """A once per column of tiles, B once per row of tiles; m and n padded to the blocks (k is always masked:
     a wrapped k would add products twice)."""
@@ -186,7 +191,8 @@ def tiled_loads(m: int, n: int, k: int, es: int, block_m: int, block_n: int) -> 
              f"{math.ceil(m / block_m)}×")
     tiles = math.ceil(m / block_m) * math.ceil(n / block_n)
     return TiledLedger.of(formula, dict(m=m, n=n, k=k), dict(m=block_m, n=block_n),
-                          name="the tiled ledger", basis=basis, tiles=tiles)
+                          bounds=dict(m=LARGEST_BLOCK, n=LARGEST_BLOCK), name="the tiled ledger", basis=basis,
+                          tiles=tiles)
 
 
 def assert_tiled_traffic(a: torch.Tensor, b: torch.Tensor, **blocks: int) -> None:

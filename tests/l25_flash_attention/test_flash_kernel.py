@@ -203,6 +203,11 @@ def run_counted(q, k, v, **kwargs):
     return t
 
 
+# The contract's largest tiles: block_m and block_n at most 256. The padded ledger is computed on the learner's
+# blocks only within it (grader/kit/traffic_ledger.py): a larger declared block is refused.
+LARGEST_BLOCK = 256
+
+
 def flash_ledger(q: torch.Tensor, block_m: int, block_n: int | None) -> TiledLedger:
     """The flash ledger's loads; tail tiles may pad Q's rows to block_m and K/V's rows to block_n."""
     b, h, n, d = q.shape
@@ -212,7 +217,8 @@ def flash_ledger(q: torch.Tensor, block_m: int, block_n: int | None) -> TiledLed
         return b * h * (q_rows * d * es + 2 * q_tiles * kv_rows * d * es)
 
     return TiledLedger.of(formula, dict(q_rows=n, kv_rows=n), dict(q_rows=block_m, kv_rows=block_n),
-                          name="the flash ledger", tiles=b * h * q_tiles,
+                          bounds=dict(q_rows=LARGEST_BLOCK, kv_rows=LARGEST_BLOCK), name="the flash ledger",
+                          tiles=b * h * q_tiles,
                           basis=f"Q once, K and V once per Q tile, {q_tiles} tiles")
 
 
