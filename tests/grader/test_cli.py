@@ -75,7 +75,7 @@ def learner_clone(tmp_path: Path) -> Path:
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     for name in ("grader", "solutions", "exercises", "tests"):
         shutil.copytree(REPO_ROOT / name, root / name, ignore=skip)
-    for name in ("pyproject.toml", "requirements.txt", "CONVENTIONS.md"):
+    for name in ("pyproject.toml", "requirements.txt", "CONVENTIONS.md", "GLOSSARY.md"):
         shutil.copy2(REPO_ROOT / name, root / name)
     mine = root / "exercises/l12_roofline/roofline.py"
     assert RIDGE_TODO in mine.read_text()
