@@ -281,6 +281,9 @@ def test_image_works_for_any_uid_and_keeps_learner_state_in_the_mount():
     assert entry == ["/course/docker/entrypoint.sh"] and ENTRYPOINT.stat().st_mode & 0o111
     script = ENTRYPOINT.read_text()
     assert "mkdir -p /course/exercises/.dripstone" in script and 'exec "$@"' in script
+    assert "[ ! -w /course/exercises ]" in script and '--user \\"\\$(id -u):\\$(id -g)\\"' in script, (
+        "a uid that cannot write the mount is told to run with --user, not left to a PermissionError"
+    )
     readme = DOCKER_README.read_text()
     assert readme.count('--user "$(id -u):$(id -g)"') >= 2
 
