@@ -193,6 +193,7 @@ grade() {
     local took=$((SECONDS - start))
     tail -5 "$WORK/inside.log"
     local rc=0
+    if grep -q "pip install" "$WORK/inside.log"; then echo "make grade ran pip in the image: the install stamp is stale"; rc=1; fi
     INSIDE=$(scores "$WORK/out/inside.csv") || rc=1
     INSIDE="$INSIDE [${took}s]"
     echo "inside the image:  $INSIDE"

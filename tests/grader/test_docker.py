@@ -190,6 +190,17 @@ def test_image_install_selects_gpu_extras_and_has_what_make_env_reads():
     assert copied >= INSTALL_FILES, f"COPY {sorted(INSTALL_FILES - copied)} before `make env` in docker/Dockerfile"
 
 
+def test_install_stamp_stays_newer_than_the_copied_requirements():
+    """The last COPY brings requirements*.txt with the context's mtimes; on a cached install layer (another checkout)
+    they were newer than the stamp and `make grade` ran pip in the image, failing for a non-1000 uid (issue 30)."""
+    ins = dockerfile()
+    (run, _), = image_installs()
+    copies = [i for i in ins if i.keyword == "COPY" and i.line > run.line]
+    assert copies, "the course is copied after `make env`"
+    after = " ".join(i.command() for i in ins if i.keyword == "RUN" and i.line > copies[-1].line)
+    assert "touch .venv/.installed-*" in after, "touch the install stamp after the last COPY"
+
+
 def test_host_venv_stays_out_of_the_build_context():
     """A copied .venv carries an install stamp: `make env` would skip the CUDA install and keep a CPU torch."""
     ignored = {line.strip().strip("/") for line in (REPO_ROOT / ".dockerignore").read_text().splitlines()}
