@@ -796,7 +796,8 @@ def print_summary(report: BatchReport, console: object) -> None:
         )
     console.print(table)  # type: ignore[attr-defined]
     console.print(
-        f"wrote {report.out}/grades.csv, {report.out}/summary.json, "  # type: ignore[attr-defined]
+        f"wrote {report.out}/grades.csv, {report.out}/summary.json, {report.out}/summary.html (the class per "  # type: ignore[attr-defined]
+        f"exercise), {report.out}/junit.xml, {report.out}/feedback/ (to hand out), "
         f"{report.out}/<student>/results.json and log.txt"
     )
     for line in report.skipped:
