@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 N_BANKS = 32  # shared-memory banks per SM, compute capability >= 5.x (CUDA C++ Programming Guide)

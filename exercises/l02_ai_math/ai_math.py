@@ -30,6 +30,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 GEMM_PARTS = ("flops", "read_a", "read_b", "write_c", "bytes")

@@ -17,6 +17,7 @@ import ast
 import math
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 # vLLM's default CUDA Graph capture sizes end at 512 (see vllm_capture_sizes).

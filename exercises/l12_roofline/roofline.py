@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 N_BANKS = 32  # shared-memory banks per SM, 4-byte words (all NVIDIA GPUs since Kepler)

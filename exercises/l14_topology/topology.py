@@ -29,6 +29,7 @@ import math
 import re
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 DIMS = ("tp", "cp", "pp", "dp")

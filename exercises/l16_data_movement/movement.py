@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 # Lecture 16 §4.4: PCIe 5.0 x16 gives about 64 GB/s per direction (decimal GB).

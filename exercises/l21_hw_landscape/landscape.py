@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from grader.constants import GPUS, TB, TFLOPS
+
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 # Spec rows (dense FP16/BF16 Tensor Core TFLOPS, HBM TB/s). grader.constants holds A100, H100, B200.

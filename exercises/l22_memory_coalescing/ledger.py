@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 
 from grader.constants import GPU, GPUS
+
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 WARP_SIZE = 32

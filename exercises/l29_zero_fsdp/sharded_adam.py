@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import torch
 import torch.distributed as dist
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 

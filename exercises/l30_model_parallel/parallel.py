@@ -24,6 +24,7 @@ Conventions: sizes in exact int bytes; invalid arguments raise ValueError naming
 
 from __future__ import annotations
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 Action = tuple[str, int]  # ("F", micro_batch) or ("B", micro_batch)

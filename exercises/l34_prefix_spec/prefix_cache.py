@@ -24,6 +24,7 @@ import struct
 from collections import OrderedDict
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 ROOT_HASH = bytes(32)  # h_{−1}: the parent of a prompt's first block

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from numbers import Real
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 Number = Fraction | float | int

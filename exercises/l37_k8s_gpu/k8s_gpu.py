@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 NVIDIA_MAJOR = 195  # Linux Documentation/admin-guide/devices.txt: char major 195 = NVIDIA graphics devices

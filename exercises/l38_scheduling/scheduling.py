@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 HAMI_ALIGN = 2 * 1024 * 1024  # HAMi-core rounds every allocation up to 2 MiB

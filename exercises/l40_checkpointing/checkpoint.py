@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 import torch
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 METHODS = ("young", "daly")

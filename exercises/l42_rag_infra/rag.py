@@ -27,6 +27,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 # ---------------------------------------------------------------------------------------------

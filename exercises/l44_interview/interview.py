@@ -28,6 +28,8 @@ import math
 import re
 
 from grader.constants import GPUS
+
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 H100 = GPUS["H100-SXM"]

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 # ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 # NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors): what a platform daemon does with each code.

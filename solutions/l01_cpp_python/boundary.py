@@ -25,6 +25,7 @@ from types import ModuleType
 
 import torch
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 # CPython 3.11 on a 64-bit build (sys.getsizeof): an empty list object, one pointer slot, one float object.

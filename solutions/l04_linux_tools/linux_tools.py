@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 TICK_S = 5  # LOAD_FREQ: the kernel samples the active count every 5 s

@@ -24,6 +24,7 @@ from itertools import product
 
 import torch
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 OPS = ("transpose", "permute", "narrow", "select", "expand", "view")

@@ -35,6 +35,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 ATTENTION_PARTS = ("q", "k", "softmax_out", "dropout_mask", "dropout_out", "v", "total")

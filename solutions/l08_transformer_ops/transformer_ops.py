@@ -21,6 +21,7 @@ Sizes are exact ints (parameters, bytes). Invalid arguments raise ValueError nam
 
 from __future__ import annotations
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 LEDGER_PARTS = ("embedding", "attention", "ffn", "norms", "final_norm", "lm_head", "total")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 SECONDS_PER_DAY = 86_400

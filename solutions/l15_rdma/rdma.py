@@ -30,6 +30,7 @@ import re
 from collections import deque
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 PATHS = ("tcp", "rdma_host", "gdr")

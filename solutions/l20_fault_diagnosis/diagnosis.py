@@ -33,6 +33,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 # Action classes, least to most severe. An Xid that XID_ACTIONS does not list is "investigate".

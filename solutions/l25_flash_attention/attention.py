@@ -26,6 +26,7 @@ import torch
 import triton
 import triton.language as tl
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 HEAD_DIMS = (16, 32, 64, 128)

@@ -22,6 +22,7 @@ Invalid arguments raise ValueError naming the argument.
 
 from __future__ import annotations
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 RECOMPUTE = ("none", "selective", "full")

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 import torch
 import torch.distributed as dist
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 MiB = 1024 * 1024

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 Op = tuple[str, int]

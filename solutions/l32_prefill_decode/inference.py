@@ -26,6 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 Metrics = dict[str, float | list[float]]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 SLACK = 1e-9  # round up, ignoring float noise: 8 × 1.25 × 1.2 is 12, not 12.000000000000002

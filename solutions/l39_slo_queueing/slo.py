@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping
 from fractions import Fraction
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 MONTH_S = 30 * 86_400  # the SLO period: 30 days

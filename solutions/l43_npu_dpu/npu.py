@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+# check_int(name, value, minimum=0) -> int: value as an exact int >= minimum, else ValueError naming name
 from grader.validate import check_int
 
 # Lecture 43 §3.1 / §5.1: the Cube unit does a 16 × 16 × 16 fp16 matrix multiply-accumulate per cycle.
