@@ -263,7 +263,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--unit", "--units", "-u", action="append", default=[], help="unit to grade; repeatable")
     b.add_argument("--exercise", "-e", action="append", default=[], help="only this exercise; repeatable")
     b.add_argument("--backend", choices=["local", "ray"], default="local", help="local processes or Ray tasks")
-    b.add_argument("--address", help="Ray cluster address (default: start a local one)")
+    b.add_argument("--address", help="Ray cluster address HOST:PORT (default: the cluster running on this machine, "
+                   "as `ray start` left it, else a private local one; `local`: always a private local one)")
     b.add_argument("--timeout", type=float, default=900.0, help="wall-clock seconds per student (default 900)")
     b.add_argument("--max-examples", type=int, default=0, metavar="N",
                    help="a quick pass: at most N examples per property test (default: as the tests say)")

@@ -8,18 +8,28 @@ store, shared by all tasks), the manifest and the limits. The task probes the sa
 :class:`~grader.instructor.batch.StudentOutput`; the driver alone writes into OUT/ and the ledger, in the order
 results arrive, so resuming works exactly as with the local backend.
 
-Without ``--address`` a local cluster with ``--jobs`` CPUs is started (and stopped at the end); with
-one, the cluster's nodes need this repository's requirements and ``make sandbox-env``.
+Without ``--address`` the batch joins the cluster already running on this machine, found as Ray finds
+it (``RAY_ADDRESS``, else the address file ``ray start`` writes, ``$RAY_TMPDIR``/``/tmp`` + ``ray/ray_current_cluster``,
+when a raylet here still serves it); where none runs, and with ``--address local``, it starts a private
+cluster with ``--jobs`` CPUs (stopped at the end). With an address, the cluster's nodes need this
+repository's requirements and ``make sandbox-env``. The batch says which it did on stderr.
 RAY_AUTH_MODE defaults to ``disabled`` (Ray 2.60 otherwise writes a token under the home folder).
+:func:`local_cluster` starts a head and worker raylets on this machine (the tests and ``make bench-batch``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
+import signal
+import socket
+import subprocess
+import sys
 import tarfile
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from grader.grading.target import REPO_ROOT
@@ -69,7 +79,7 @@ def run_ray(plan: batch.Plan, options: batch.BatchOptions, done: Callable[[batch
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     owns = not ray.is_initialized()
     if owns:
-        _init(ray, options)
+        print(f"ray: {_init(ray, options)}", file=sys.stderr, flush=True)
     try:
         _submit_and_collect(ray, plan, options, done)
     finally:
@@ -77,24 +87,51 @@ def run_ray(plan: batch.Plan, options: batch.BatchOptions, done: Callable[[batch
             ray.shutdown()
 
 
-def _init(ray, options: batch.BatchOptions, attempts: int = 3) -> None:  # the ray module
-    """Start or join the cluster. Ray 2.60 gives a new raylet a fixed 30 s to register, which a loaded
-    machine can miss ("timed out during startup"): try again before giving up."""
+def running_cluster() -> str | None:
+    """The address of the Ray cluster running on this machine, as Ray's own discovery finds it: ``RAY_ADDRESS``,
+    else the address file the last ``ray start --head`` wrote, if a raylet on this machine still serves that
+    cluster (a stale file names none). None where no cluster runs."""
+    from ray._common.utils import get_ray_address_file
+    from ray._private import services
+
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env and env not in ("auto", "local"):
+        return env
+    try:
+        address = Path(get_ray_address_file(None)).read_text().strip()
+    except OSError:
+        return None
+    services.find_gcs_addresses.cache_clear()
+    return address if address and address in services.find_gcs_addresses() else None
+
+
+def _init(ray, options: batch.BatchOptions, attempts: int = 3) -> str:  # the ray module
+    """Join the cluster (``--address``, else the one running here) or start a private one; say which.
+    Ray 2.60 gives a new raylet a fixed 30 s to register, which a loaded machine can miss ("timed out
+    during startup"): try again before giving up."""
+    address = options.address if options.address not in (None, "auto") else running_cluster()
+    private = address in (None, "local")
     for attempt in range(1, attempts + 1):
         try:
             ray.init(
-                address=options.address,
-                num_cpus=None if options.address else options.jobs,
+                address="local" if private else address,
+                num_cpus=options.jobs if private else None,
                 include_dashboard=False,
                 logging_level="ERROR",
                 log_to_driver=False,
                 runtime_env={"py_modules": [str(REPO_ROOT / "grader")]},
             )
-            return
+            break
         except Exception as exc:  # Ray raises a bare Exception for this
             ray.shutdown()
             if attempt == attempts or "timed out during startup" not in str(exc):
                 raise batch.BatchError(f"could not start or join the Ray cluster: {exc}") from exc
+    nodes = sum(1 for node in ray.nodes() if node["Alive"])
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if private:
+        return f"started a private local cluster ({cpus} CPUs; stopped at the end)"
+    how = "joined the cluster at" if options.address not in (None, "auto") else "joined the running cluster at"
+    return f"{how} {address} ({nodes} node(s), {cpus} CPUs)"
 
 
 def _submit_and_collect(
@@ -127,3 +164,89 @@ def _submit_and_collect(
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)
         done(ray.get(ready[0]))
+
+
+# ---- a cluster on this machine (tests, make bench-batch) ----------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _node_ports() -> list[str]:
+    """Each raylet's own ports (several on one machine must not share the defaults)."""
+    flags = ("--node-manager-port", "--object-manager-port", "--dashboard-agent-listen-port",
+             "--dashboard-agent-grpc-port", "--metrics-export-port", "--runtime-env-agent-port")
+    return [arg for flag in flags for arg in (flag, str(_free_port()))]
+
+
+def _ours(root: Path) -> list[int]:
+    """Processes of the cluster under ROOT (its temp dir is in their command lines)."""
+    import psutil
+
+    pids = []
+    for proc in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if any(str(root) in arg for arg in proc.info["cmdline"] or ()):
+                pids.append(proc.pid)
+    return pids
+
+
+@contextlib.contextmanager
+def local_cluster(nodes: int = 1, cpus: int = 1, root: Path | None = None,
+                  timeout_s: float = 180.0, attempts: int = 3) -> Iterator[str]:
+    """A Ray cluster of NODES raylets on this machine (a head plus NODES-1 workers joined with ``ray start
+    --address``), CPUS each, each on its own ports; yields the head's address and stops every process
+    of it afterwards (never ``ray stop``, which would stop every cluster of the user on the machine).
+    ``ROOT/ray`` (ROOT short: Ray's socket paths are limited) is its temp dir and holds the address file
+    (``ROOT/ray/ray_current_cluster``): with ``RAY_TMPDIR=ROOT`` a batch finds it as the running cluster."""
+    root = Path(root or tempfile.mkdtemp(prefix="dr-", dir="/tmp"))
+    env = {**os.environ, "RAY_TMPDIR": str(root), "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled"),
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    procs: list[subprocess.Popen] = []
+    address = f"127.0.0.1:{_free_port()}"
+
+    def start(args: list[str], name: str) -> None:
+        for attempt in range(1, attempts + 1):  # a loaded machine can miss Ray's fixed startup deadlines
+            log = root / f"{name}.{attempt}.log"
+            with log.open("w") as out:
+                proc = subprocess.Popen([ray_cli, "start", "--block", "--temp-dir", str(root / "ray"),
+                                         "--num-cpus", str(cpus), "--disable-usage-stats", *_node_ports(), *args],
+                                        env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            deadline = time.monotonic() + timeout_s
+            while proc.poll() is None and time.monotonic() < deadline:
+                if "will now block forever" in log.read_text(errors="replace"):
+                    procs.append(proc)
+                    return
+                time.sleep(0.25)
+            _stop([proc])
+            if attempt == attempts:
+                raise batch.BatchError(f"ray start ({name}) failed: {log.read_text(errors='replace')[-1500:]}")
+
+    try:
+        start(["--head", "--port", address.rsplit(":", 1)[1], "--node-ip-address", "127.0.0.1",
+               "--include-dashboard", "false"], "head")
+        for i in range(1, nodes):
+            start(["--address", address, "--node-ip-address", "127.0.0.1"], f"worker{i}")
+        yield address
+    finally:
+        _stop(procs[::-1])
+        for pid in _ours(root):  # anything of this cluster that outlived its ray start
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """SIGTERM each ``ray start --block`` (it stops its node's processes), then its process group."""
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(60)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

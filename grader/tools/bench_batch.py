@@ -7,7 +7,12 @@ Grades N copies of ``solutions/`` for one unit (L23 by default) three ways on th
 * ``batch --jobs 1`` and ``batch --jobs J``: the sandboxed batch (bwrap or its fallback, a forked
   worker per exercise's tests, the static audit, the disk watch);
 * ``nbgrader autograde`` (where nbgrader is installed; ``--no-nbgrader`` skips it): the same copies as
-  notebooks of a course ``grader nbgrader-course`` wrote, autograded by nbgrader's own CLI (one core).
+  notebooks of a course ``grader nbgrader-course`` wrote, autograded by nbgrader's own CLI (one core);
+* ``batch --backend ray`` (where ray is installed; ``--no-ray`` skips it) on a cluster that is already up,
+  as an instructor's would be: the one running on this machine if any, else one node of ``--jobs`` CPUs
+  started before the timing (its start is printed apart). ``--ray-nodes N`` builds N raylets on this
+  machine instead (a head and N-1 workers, one CPU each, as ``ray start --address`` joins machines), to
+  see what spreading over nodes costs; on one machine they share its cores.
 
 It prints students per minute for each, and the isolation overhead per student (batch --jobs 1
 against alone). Every copy must score full marks in every mode, or the run says which did not.
@@ -16,11 +21,13 @@ Noisy machines give noisy numbers: compare the rows of one run, not runs on diff
 machine whose speed drifts during the run then favours no mode.
 
     python -m grader.tools.bench_batch [--students 20] [--jobs 2] [--unit 23] [--no-nbgrader] [--rounds 1]
+                                       [--no-ray] [--ray-nodes N]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import importlib.util
 import json
@@ -86,6 +93,22 @@ def nbgrader_autograde(root: Path, unit: str, n: int, problems: list[str]) -> fl
     return wall
 
 
+def _ray_cluster(stack: contextlib.ExitStack, nodes: int, jobs: int) -> tuple[str, str, str]:
+    """(address, row name, note) of the cluster the Ray row grades on, up before any timing."""
+    from grader.instructor import batch_ray
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    running = None if nodes else batch_ray.running_cluster()
+    if running:
+        return running, "batch --backend ray", f"ray: the cluster running at {running} (reused)"
+    nodes, cpus = (nodes, 1) if nodes else (1, jobs)
+    start = time.monotonic()
+    address = stack.enter_context(batch_ray.local_cluster(nodes=nodes, cpus=cpus))
+    note = (f"ray: {nodes} raylet(s) on this machine x {cpus} CPU, started in {time.monotonic() - start:.1f} s "
+            "before the timing (not counted: batch joins a running cluster)")
+    return address, f"batch ray {nodes} node(s)x{cpus}cpu", note
+
+
 def _full(report) -> bool:
     return report.score == report.max_score and report.max_score > 0
 
@@ -97,11 +120,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unit", default="23")
     parser.add_argument("--no-nbgrader", action="store_true", help="leave out the nbgrader autograde row")
     parser.add_argument("--rounds", type=int, default=1, help="run every mode this many times, alternating the order")
+    parser.add_argument("--no-ray", action="store_true", help="leave out the batch --backend ray row")
+    parser.add_argument("--ray-nodes", type=int, default=0, metavar="N",
+                        help="grade the Ray row on N raylets started on this machine, one CPU each (default: the "
+                             "cluster running here, else one node of --jobs CPUs)")
     args = parser.parse_args(argv)
     unit = api.resolve_units([args.unit])[0]
     runtime = sandbox.probe()
     problems: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="dripstone-bench-batch-") as tmp:
+    ray_note = ""
+    with tempfile.TemporaryDirectory(prefix="dripstone-bench-batch-") as tmp, contextlib.ExitStack() as stack:
         root = Path(tmp)
         subs = _copies(root, unit, args.students)
 
@@ -113,14 +141,15 @@ def main(argv: list[str] | None = None) -> int:
                     problems.append(f"alone: {student.name} scored {report.score}/{report.max_score}")
             return time.monotonic() - start
 
-        def in_batch(jobs: int) -> float:
+        def in_batch(jobs: int, name: str = "", **options) -> float:
             out = Path(tempfile.mkdtemp(prefix=f"out-{jobs}-", dir=root))
             start = time.monotonic()
-            result = batch.run_batch(batch.BatchOptions(subs, out, jobs=jobs, units=(unit,)))
+            result = batch.run_batch(batch.BatchOptions(subs, out, jobs=jobs, units=(unit,), **options))
             wall = time.monotonic() - start
             for graded in result.graded:
                 if graded.score != graded.max_score or graded.problems:
-                    problems.append(f"batch --jobs {jobs}: {graded.student} scored {graded.score}/{graded.max_score}")
+                    problems.append(f"{name or f'batch --jobs {jobs}'}: {graded.student} scored "
+                                    f"{graded.score}/{graded.max_score}")
             return wall
 
         modes: dict[str, Callable[[], float]] = {"alone (no sandbox)": alone}
@@ -128,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
             modes["nbgrader autograde"] = lambda: nbgrader_autograde(root, unit, args.students, problems)
         for jobs in dict.fromkeys((1, args.jobs)):
             modes[f"batch --jobs {jobs}"] = lambda jobs=jobs: in_batch(jobs)
+        if not args.no_ray and importlib.util.find_spec("ray") is not None:
+            address, name, ray_note = _ray_cluster(stack, args.ray_nodes, args.jobs)
+            modes[name] = lambda: in_batch(args.jobs, name, backend=batch.Backend.RAY, address=address)
         walls = dict.fromkeys(modes, 0.0)
         for r in range(max(1, args.rounds)):
             for name in list(modes)[:: 1 if r % 2 == 0 else -1]:
@@ -135,9 +167,11 @@ def main(argv: list[str] | None = None) -> int:
         rows = [(name, wall, 0) for name, wall in walls.items()]
     n = args.students * max(1, args.rounds)
     print(f"{args.students} copies of solutions/{unit}, {max(1, args.rounds)} round(s); {runtime.describe()}")
-    print(f"{'mode':<22}{'wall s':>9}{'students/min':>15}{'s/student':>12}")
+    if ray_note:
+        print(ray_note)
+    print(f"{'mode':<28}{'wall s':>9}{'students/min':>15}{'s/student':>12}")
     for name, wall, _ in rows:
-        print(f"{name:<22}{wall:>9.1f}{n / wall * 60:>15.2f}{wall / n:>12.2f}")
+        print(f"{name:<28}{wall:>9.1f}{n / wall * 60:>15.2f}{wall / n:>12.2f}")
     walls = {name: wall for name, wall, _ in rows}
     alone, one = walls["alone (no sandbox)"] / n, walls["batch --jobs 1"] / n
     print(f"isolation overhead per student (batch --jobs 1 vs alone): {one - alone:+.2f} s ({one / alone:.2f}x)")
@@ -145,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         nb = walls["nbgrader autograde"]
         print("batch vs nbgrader autograde: " + ", ".join(
             f"{name} {nb / wall:.2f}x" for name, wall, _ in rows if name.startswith("batch")))
+    ray_rows = [(name, wall) for name, wall, _ in rows if "ray" in name]
+    if ray_rows and f"batch --jobs {args.jobs}" in walls:
+        local = walls[f"batch --jobs {args.jobs}"]
+        print(", ".join(f"{name} vs batch --jobs {args.jobs}: {local / wall:.2f}x" for name, wall in ray_rows))
     for line in problems:
         print(f"NOT FULL MARKS: {line}")
     return 1 if problems else 0
