@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -202,7 +203,7 @@ def local_cluster(nodes: int = 1, cpus: int = 1, root: Path | None = None,
     of it afterwards (never ``ray stop``, which would stop every cluster of the user on the machine).
     ``ROOT/ray`` (ROOT short: Ray's socket paths are limited) is its temp dir and holds the address file
     (``ROOT/ray/ray_current_cluster``): with ``RAY_TMPDIR=ROOT`` a batch finds it as the running cluster."""
-    root = Path(root or tempfile.mkdtemp(prefix="dr-", dir="/tmp"))
+    made, root = root is None, Path(root or tempfile.mkdtemp(prefix="dr-", dir="/tmp"))
     env = {**os.environ, "RAY_TMPDIR": str(root), "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled"),
            "RAY_USAGE_STATS_ENABLED": "0"}
     ray_cli = str(Path(sys.executable).parent / "ray")
@@ -237,6 +238,8 @@ def local_cluster(nodes: int = 1, cpus: int = 1, root: Path | None = None,
         for pid in _ours(root):  # anything of this cluster that outlived its ray start
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        if made:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _stop(procs: list[subprocess.Popen]) -> None:
