@@ -305,6 +305,7 @@ JUDGE_PRELOAD = (
     "hypothesis.extra",
     "libcst",  # hypothesis' explain phase tries it; where it is not installed it is blocked (below)
     "numpy",
+    "numpy.random",  # a test's seeded inputs (and the secrets/hmac it imports), made after a worker forked
     "torch",
     "pytest",
 )

@@ -242,6 +242,10 @@ def test_the_course_own_code_passes_the_audit():
         parsed = audit._parse(path)
         assert parsed is not None, path
         found += parsed.module_findings + [f for s in parsed.defs.values() for f in s.findings]
+    # A reference kernel may build on another through the grader's loader (C3's flash_fwd wraps L25's tuned
+    # attention, compiled or interpreted as the run needs): course code, never a learner's, so that one finding is
+    # expected; every other one is a false alarm.
+    found = [f for f in found if not (f.path.startswith("kernels_ref/") and f.what == "import grader.kernels")]
     assert not found, [f.describe() for f in found]
 
 

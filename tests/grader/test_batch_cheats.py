@@ -230,6 +230,7 @@ def test_submissions_untouched_and_output_clean(corpus_batch):
     out = corpus_batch["out"]
     students = {c.stem for c in CHEATS} | set(corpus_batch["honest"])
     top = {p.name for p in out.iterdir()}
-    assert top == students | {"done.jsonl", "grades.csv", "summary.json", "manifest.json"}
+    assert top == students | {"done.jsonl", "grades.csv", "summary.json", "manifest.json", "summary.html", "junit.xml",
+                              "feedback"}
     for name in students:
         assert {p.name for p in (out / name).iterdir()} == {"results.json", "log.txt"}
