@@ -393,3 +393,14 @@ def test_compose_batch_grades_mounted_submissions_on_a_reserved_gpu():
     assert device["driver"] == "nvidia" and "gpu" in device["capabilities"]
     assert batch["network_mode"] == "none"
     assert batch["user"] == "0:0", "the sandbox needs root in the container to give each submission its own uid"
+
+
+def test_gpu_batch_grading_is_described_one_way_everywhere():
+    """Issue 31: compose.yaml's batch had no --gpus (so its "every tier" comment did not hold), while docker/README,
+    BATCH.md and make gpu-check each described the GPU batch otherwise. One command: `batch ... --gpus`."""
+    command = re.search(r"^\s*command:\s*(\[.*\])\s*$", COMPOSE.read_text(), re.M)
+    assert command and "--gpus" in json.loads(command.group(1)), "compose's batch service grades with --gpus"
+    assert "batch /submissions --out /out --gpus" in DOCKER_README.read_text()
+    batch_md = (REPO_ROOT / "grader" / "BATCH.md").read_text()
+    assert "batch SUBMISSIONS --out OUT --gpus" in batch_md and "compose.yaml" in batch_md
+    assert "--gpus" in (REPO_ROOT / ".ci" / "gpu-check").read_text()
