@@ -222,7 +222,7 @@ mount_round_trip() {  # a learner whose uid is not 1000 mounts exercises/ and ru
         && grep -q "$unit" "$ex/.dripstone/last.json" && echo "results and progress kept in the mount for uid $LEARNER_UID"
 }
 
-batch() {  # compose.yaml's batch service: root, no network, the documented capabilities
+batch() {  # compose.yaml's batch service: root, no network, the documented capabilities (no --gpus: no GPU here)
     local subs=$WORK/submissions out=$WORK/batch-out unit=${UNIT:-23}
     mkdir -p "$subs/alice" "$out"
     cp -r "$REPO/solutions/$(cd "$REPO/solutions" && ls -d "l${unit#l}"* | head -1)" "$subs/alice/"
