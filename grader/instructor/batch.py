@@ -455,6 +455,13 @@ def _read_capped(path: Path) -> str:
     return text + ("\n[log truncated]\n" if len(data) > LOG_CAP_BYTES else "")
 
 
+def _submission_problems(results: Sequence[TestResult], most: int = 5) -> list[str]:
+    """What made a file of the submission unusable (a syntax error, a module or a function missing), once each:
+    the instructor's problems column, not only each test's message."""
+    found = dict.fromkeys(r.message.split(";")[0] for r in results if r.kind == "submission" and r.message)
+    return list(found)[:most]
+
+
 def _output(
     student: Student,
     results: list[TestResult],
@@ -465,6 +472,7 @@ def _output(
     gpu: str | None = None,
 ) -> StudentOutput:
     report = GradeReport(target=display(student.name), results=tuple(results))
+    problems = [*problems, *_submission_problems(results)]
     units = {u: sum(r.score for r in rs) for u, rs in report.by_unit().items()}
     exercises: dict[str, float] = {}
     for r in results:

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from grader.grading import boundary
-from grader.grading.results import Status, TestResult
+from grader.grading.results import Status, TestResult, Tier
 from grader.grading.target import REPO_ROOT
 from grader.instructor import batch, release, sandbox, unpack
 
@@ -1016,3 +1016,17 @@ def test_the_judge_says_only_late_imports_that_loaded_code():
     said = [line for line in proc.stderr.splitlines() if line.startswith("grader: the judge imported")]
     assert sandbox.LATE_IMPORT.format("json.tool") in said, proc.stderr
     assert not [line for line in said if "not_installed_anywhere_xyz" in line], proc.stderr
+
+
+def test_a_file_that_does_not_load_is_in_the_problems_column():
+    """Issue 31: a syntax error cost its tests but was missing from grades.csv's problems column."""
+    def r(name: str, kind: str, message: str) -> TestResult:
+        return TestResult(f"tests/{UNIT}/t.py::{name}", UNIT, "softmax_fused", Tier.CORRECTNESS, 2, Status.FAILED, 0.0,
+                          message=message, kind=kind)
+
+    syntax = f"exercises/{UNIT}/softmax.py line 3: syntax error: invalid syntax; fix it and grade again"
+    results = [r("a", "submission", syntax), r("b", "submission", syntax), r("c", "values", "f(2) = 5, expected 4")]
+    runtime = sandbox.Runtime(Path(sys.executable), sandbox.Isolation.RLIMITS)
+    out = batch._output(batch.Student("dan", Path("dan")), results, ["timed out after 900 s"], runtime, 1.0, "")
+    assert out.graded.problems == ("timed out after 900 s", f"exercises/{UNIT}/softmax.py line 3: syntax error: "
+                                   "invalid syntax")
