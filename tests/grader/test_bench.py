@@ -106,7 +106,7 @@ def test_bench_batch_prints_rates_overhead_and_who_fell_short(monkeypatch, capsy
     monkeypatch.setattr(batch, "run_batch", run_batch)
     # nbgrader's side faked too (a real autograde is minutes of CPU; tests/grader/test_nbgrader.py runs nbgrader)
     monkeypatch.setattr(bench_batch, "nbgrader_autograde", lambda root, unit, n, problems: 45.0)
-    assert bench_batch.main(["--students", "3", "--jobs", "2"]) == 1
+    assert bench_batch.main(["--students", "3", "--jobs", "2", "--no-ray"]) == 1
     out = capsys.readouterr().out
     assert "nbgrader autograde" in out and "4.00" in out, "3 students in 45 s: 4 students/min"
     assert "batch vs nbgrader autograde: batch --jobs 1 1.50x, batch --jobs 2 1.50x" in out
@@ -121,9 +121,46 @@ def test_bench_batch_prints_rates_overhead_and_who_fell_short(monkeypatch, capsy
                         lambda target, units: order.append("alone") or GradeReport(str(target), (result,)))
     monkeypatch.setattr(bench_batch, "nbgrader_autograde", lambda root, unit, n, problems: order.append("nb") or 45.0)
     monkeypatch.setattr(batch, "run_batch", lambda options: order.append(f"jobs{options.jobs}") or run_batch(options))
-    assert bench_batch.main(["--students", "3", "--jobs", "2", "--rounds", "2"]) == 1
+    assert bench_batch.main(["--students", "3", "--jobs", "2", "--rounds", "2", "--no-ray"]) == 1
     out = capsys.readouterr().out
     assert [m for m, _ in itertools.groupby(order)] == [
         "alone", "nb", "jobs1", "jobs2", "jobs1", "nb", "alone"], order  # jobs2 twice in a row
     assert "3 copies of solutions/l23_online_softmax, 2 round(s)" in out
     assert "batch vs nbgrader autograde: batch --jobs 1 1.50x, batch --jobs 2 1.50x" in out, "90 s against 60 s"
+
+
+def test_bench_batch_prints_the_ray_row_beside_the_local_ones(monkeypatch, capsys):
+    """Issue 31: students/min for nbgrader, --jobs 1, --jobs 2 and Ray side by side in one run (the cluster and
+    the grading faked here; tests/grader/test_batch_ray.py runs a real cluster)."""
+    import importlib.util
+
+    from grader import api
+    from grader.grading.results import GradeReport, Status, TestResult, Tier
+    from grader.instructor import batch, sandbox
+    from grader.tools import bench_batch
+
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("ray is not installed (requirements-instructor.txt)")
+    clock = iter(range(0, 10_000, 30))
+    monkeypatch.setattr(bench_batch.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(sandbox, "probe", lambda: sandbox.Runtime(REPO_ROOT, sandbox.Isolation.BWRAP))
+    result = TestResult("t", "l23_online_softmax", "softmax_fused", Tier.CORRECTNESS, 2.0, Status.PASSED, 2.0)
+    monkeypatch.setattr(api, "grade", lambda target, units: GradeReport(str(target), (result,)))
+    backends = []
+
+    def run_batch(options):
+        backends.append(options.backend)
+        students = sorted(p.name for p in options.submissions.iterdir())
+        return batch.BatchReport(options.out, tuple(batch.Graded(s, 2.0, 2.0, {}) for s in students), 0, "bwrap",
+                                 ("l23",))
+
+    monkeypatch.setattr(batch, "run_batch", run_batch)
+    monkeypatch.setattr(bench_batch, "nbgrader_autograde", lambda root, unit, n, problems: 45.0)
+    monkeypatch.setattr(bench_batch, "_ray_cluster",
+                        lambda stack, nodes, jobs: ("127.0.0.1:6379", "batch ray 2 node(s)x1cpu", "ray: faked"))
+    assert bench_batch.main(["--students", "3", "--jobs", "2", "--ray-nodes", "2"]) == 0
+    out = capsys.readouterr().out
+    assert batch.Backend.RAY in backends
+    for row in ("nbgrader autograde", "batch --jobs 1", "batch --jobs 2", "batch ray 2 node(s)x1cpu"):
+        assert row in out, row
+    assert "batch ray 2 node(s)x1cpu vs batch --jobs 2" in out
