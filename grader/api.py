@@ -189,32 +189,13 @@ def _run_grading(cmd: list[str], env: dict[str, str], report: Path, timeout: flo
 WAKE_S = 0.5  # how often the wait for a grading child returns to Python, so that a pending Ctrl-C is raised
 
 
-PR_SET_PDEATHSIG = 1  # prctl(2)
-
-
-def _die_with_parent(parent: int) -> Callable[[], None] | None:
-    """For Popen's ``preexec_fn``: the grading child gets SIGKILL when the process that started it ends, however it
-    ends (nbgrader stopped, kill -9): a learner's endless loop never outlives the grader. Linux only (else None)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def arm() -> None:
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the parent ended before the signal was armed
-            os._exit(1)
-
-    return arm
-
-
 def _run_child(cmd: list[str], env: dict[str, str], timeout: float | None) -> subprocess.CompletedProcess[str]:
     """``subprocess.run`` that, on Ctrl-C, lets the child stop (it gets SIGINT too) before raising
     KeyboardInterrupt; on ``timeout``, kills it and raises TimeoutExpired."""
     deadline = None if timeout is None else time.monotonic() + timeout
+    env = {**env, call_limit.PARENT_ENV: str(os.getpid())}  # the child dies with this process (timeout.die_with_parent)
     with subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, preexec_fn=_die_with_parent(os.getpid())) as child:
+                          text=True) as child:
         try:
             while True:  # in slices: Ctrl-C handled by another thread of this process (the progress display's) is
                 try:  # raised here only when this thread runs Python again, which a wait without end never does

@@ -78,6 +78,7 @@ MARKERS = (MARK_HELP, "slow: engine test that grades whole units (runs in make t
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the markers, point the loader at the target and wrap the Triton interpreter."""
+    timeout.die_with_parent()
     for line in MARKERS:
         config.addinivalue_line("markers", line)
     if config.getoption(TARGET_OPTION):

@@ -118,6 +118,23 @@ def limit(name: str) -> Iterator[None]:
         _armed = False
 
 
+PARENT_ENV = "DRIPSTONE_PARENT_PID"  # set by grader.api for its grading child
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def die_with_parent() -> None:
+    """In a grading child: SIGKILL when the process that started it ends, however it ends (nbgrader stopped, kill -9),
+    so a learner's endless loop never outlives the grader. Armed at the child's start (the plugin), not in a
+    ``preexec_fn`` (unsafe beside the parent's threads), and only in the process grader.api started (the variable
+    is removed, so nothing this child starts inherits it). Linux only."""
+    parent = os.environ.pop(PARENT_ENV, "")
+    if not parent.isdigit() or not sys.platform.startswith("linux") or os.getppid() != int(parent):
+        return
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def exit_stuck(text: str) -> None:
     sys.stderr.write(f"\ngrader: {text}\n")
     sys.stderr.flush()
