@@ -49,7 +49,10 @@ def _read(path: Path) -> dict[str, str]:
     """msgid → msgstr of a ``.po`` file (translated entries only; {} if there is none)."""
     if not path.is_file():
         return {}
-    from babel.messages.pofile import read_po
+    try:
+        from babel.messages.pofile import read_po
+    except ImportError:  # an environment made before Babel was pinned: English until `make env` installs it
+        return {}
 
     with path.open("rb") as f:
         catalog = read_po(f)
