@@ -68,6 +68,7 @@ def _readme(unit: str) -> str:
     return ""
 
 
+@functools.cache
 def readme_position(unit: str, exercise: str) -> int:
     """Where the unit's README first names ``exercise`` as code (`` `name` `` or `` `name(``); after every named
     one if it names it nowhere. The course order a learner reads, which the scoreboard and ``next:`` follow."""

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from grader.grading import command
 from grader.grading.results import GradeReport, Status, TestResult, Tier, gradescope
-from grader.grading.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT, tree_digest
 from grader.instructor import class_report, sandbox, unpack
 from grader.tools import host
 
@@ -509,15 +509,6 @@ def read_ledger(out: Path) -> dict[str, Graded]:
     return done
 
 
-def _digest_files(root: Path, paths: Sequence[Path]) -> str:
-    h = hashlib.sha256()
-    for p in sorted(paths):
-        rel = p.relative_to(root).as_posix().encode("utf-8", "surrogateescape")
-        body = os.readlink(p).encode("utf-8", "surrogateescape") if p.is_symlink() else p.read_bytes()
-        h.update(b"%d:%s:%d:" % (len(rel), rel, len(body)) + body)
-    return h.hexdigest()
-
-
 def submitted_at(source: Path) -> float | None:
     """When a submission was handed in, as its files say: the newest mtime of a folder's files (links not
     followed), an archive's own mtime; None if it cannot be read."""
@@ -530,19 +521,20 @@ def submitted_at(source: Path) -> float | None:
 
 
 def submission_digest(source: Path) -> str:
-    """SHA-256 of a submission: every file's path and bytes under a folder (links as their target text), or the
-    archive's bytes."""
+    """SHA-256 of a submission: every file's path and bytes under a folder (links as their target text; caches
+    left out), or the archive's bytes."""
     if not source.is_dir():
         return hashlib.sha256(source.read_bytes()).hexdigest()
-    return _digest_files(source, [p for p in source.rglob("*") if p.is_symlink() or p.is_file()])
+    return tree_digest(source, PYCACHE)
+
+
+PYCACHE = re.compile(r"(^|/)__pycache__/|\.pyc$")
+STAGED_OUT = re.compile(r"(^|/)(known_wrong|known_right|__pycache__|\.hypothesis)(/|$)|\.pyc$")
 
 
 def tests_digest(tests: Path, units: Sequence[str]) -> str:
     """SHA-256 of the units' grading tests as a batch stages them (corpora and caches left out)."""
-    skip = re.compile(r"(^|/)(known_wrong|known_right|__pycache__|\.hypothesis)(/|$)|\.pyc$")
-    files = [p for u in units for p in (tests / u).rglob("*")
-             if p.is_file() and not skip.search(p.relative_to(tests).as_posix())]
-    return _digest_files(tests, files)
+    return hashlib.sha256("".join(f"{u}:{tree_digest(tests / u, STAGED_OUT)};" for u in units).encode()).hexdigest()
 
 
 def grading_key(student: Student, units: Sequence[str], options: BatchOptions, tests: str) -> dict[str, object]:

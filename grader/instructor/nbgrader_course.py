@@ -27,8 +27,8 @@ This module imports neither nbgrader nor torch: kernels import it in every autog
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
+import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -39,7 +39,7 @@ from grader import api
 from grader.authoring import stubs
 from grader.grading import timeout as call_limit
 from grader.grading.results import GradeReport, Status, Tier
-from grader.grading.target import REPO_ROOT
+from grader.grading.target import REPO_ROOT, tree_digest
 
 SOLUTIONS = REPO_ROOT / "solutions"
 CPU_TIERS = (Tier.CORRECTNESS, Tier.EFFICIENCY)
@@ -251,12 +251,12 @@ def write_course(
 _REPORTS: dict[tuple[str, str], GradeReport | api.GraderError] = {}
 
 
+PYCACHE = re.compile(r"(^|/)__pycache__/")
+
+
 def _code_digest(folder: Path) -> str:
     """A digest of every file under ``folder``: grade again when the learner's code changed."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+    return tree_digest(folder, PYCACHE)
 
 
 def unit_report(unit: str, target: Path) -> GradeReport:

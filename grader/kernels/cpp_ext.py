@@ -43,7 +43,7 @@ from typing import Any
 from grader.grading import harness, target
 from grader.grading.target import SubmissionError
 from grader.kernels.cuda import CudaSource
-from grader.kernels.cuda_cpu import _digest, _fresh_dir
+from grader.kernels.cuda_cpu import digest, fresh_dir, user_cache
 
 CACHE_ENV = "DRIPSTONE_CPP_EXT_CACHE"
 CXX = "g++"
@@ -70,10 +70,7 @@ class NativeTimeout(AssertionError):
 
 
 def cache_root() -> Path:
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "dripstone" / "cpp_ext"
+    return user_cache("cpp_ext", CACHE_ENV)
 
 
 def include_dirs() -> list[str]:
@@ -87,9 +84,9 @@ def build(text: str, label: str, module: str) -> Path:
     if shutil.which(CXX) is None:
         raise RuntimeError(f"{CXX} not found: C++ exercises need a C++ compiler (Debian/Ubuntu: build-essential)")
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    final = cache_root() / _digest(text, module, *FLAGS, *include_dirs(), sys.version)  # not the label: any folder hits
+    final = cache_root() / digest(text, module, *FLAGS, *include_dirs(), sys.version)  # not the label: any folder hits
     if not (final / f"{module}{suffix}").is_file():
-        with _fresh_dir(final) as tmp:
+        with fresh_dir(final) as tmp:
             (tmp / f"{module}.cpp").write_text(text)
             incs = [f"-I{d}" for d in include_dirs()]
             cmd = [CXX, *FLAGS, *incs, f"{module}.cpp", "-o", f"{module}{suffix}"]

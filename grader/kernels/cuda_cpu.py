@@ -110,14 +110,20 @@ def available() -> bool:
     return shutil.which(CXX) is not None and platform.machine() in ("x86_64", "AMD64") and os.name == "posix"
 
 
-def cache_root() -> Path:
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
+def user_cache(name: str, env: str) -> Path:
+    """Where a compiler's outputs are cached: ``$env``, else ``~/.cache/dripstone/<name>`` (``$XDG_CACHE_HOME``)."""
+    if os.environ.get(env):
+        return Path(os.environ[env])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "dripstone" / "cuda_cpu"
+    return Path(base) / "dripstone" / name
 
 
-def _digest(*parts: str | bytes) -> str:
+def cache_root() -> Path:
+    return user_cache("cuda_cpu", CACHE_ENV)
+
+
+def digest(*parts: str | bytes) -> str:
+    """A short SHA-256 of the parts (a cache key)."""
     h = hashlib.sha256()
     for p in parts:
         h.update(p if isinstance(p, bytes) else p.encode())
@@ -127,11 +133,11 @@ def _digest(*parts: str | bytes) -> str:
 
 def _executor_digest() -> str:
     files = sorted(HERE.iterdir())
-    return _digest(*(f.read_bytes() for f in files), *FLAGS, LINK_SHARED_APART, REVISION)
+    return digest(*(f.read_bytes() for f in files), *FLAGS, LINK_SHARED_APART, REVISION)
 
 
 @contextlib.contextmanager
-def _fresh_dir(final: Path) -> Iterator[Path]:
+def fresh_dir(final: Path) -> Iterator[Path]:
     """A temporary folder beside ``final`` that becomes it on success (atomic for concurrent graders)."""
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=final.name + ".", dir=final.parent))
@@ -156,7 +162,7 @@ def prebuild(root: Path) -> Path:
     """Compile the executor's runtime into ``root/runtime-<version>/runtime.o`` unless it is there; its path."""
     final = root / f"runtime-{_executor_digest()}"
     if not (final / "runtime.o").is_file():
-        with _fresh_dir(final) as tmp:
+        with fresh_dir(final) as tmp:
             cmd = [CXX, *FLAGS, "-I", str(HERE), "-c", str(RUNTIME), "-o", str(tmp / "runtime.o")]
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             if done.returncode:
@@ -284,10 +290,10 @@ def compile_cpu(text: str, label: str, kernels: Sequence[str], *, banks: bool = 
 
     ``banks``: the build that counts shared-memory bank conflicts (:func:`bank_conflicts`)."""
     name = Path(label).name
-    final = cache_root() / _digest(_executor_digest(), text, label, *sorted(kernels), *(BANK_FLAGS if banks else ()))
+    final = cache_root() / digest(_executor_digest(), text, label, *sorted(kernels), *(BANK_FLAGS if banks else ()))
     if not (final / "runner").is_file():
         runtime = _runtime_object()
-        with _fresh_dir(final) as tmp:
+        with fresh_dir(final) as tmp:
             (tmp / name).write_text(executor_text(text))
             regs = "".join(f'static bool dripstone_k{i} = dripstone::add("{k}", &{k});\n'
                            for i, k in enumerate(kernels))
