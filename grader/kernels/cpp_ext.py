@@ -1,9 +1,10 @@
 """C++ extensions (pybind11) written by the learner: compiled by g++, cached, called across a process boundary.
 
-A unit's ``<module>.cpp`` defines ``PYBIND11_MODULE(<module>, m)``; a test declares each function it grades
-(``cpp_function(unit, module, name)``) and calls ``fn.run(check, *args)``: ``check`` is trusted test code at module
-level of the test file, ``check(f, *args)`` with ``f`` the compiled function, and returns plain data (JSON: numbers,
-strings, bools, lists, dicts), never the learner's objects.
+A unit's ``<module>.cpp`` defines ``PYBIND11_MODULE(<module>, m)`` (or, written against CPython's C API alone,
+``PyInit_<module>``: l01's corpus holds both kinds, and the C API's compile in 0.2 s, not 3.5 s); a test declares
+each function it grades (``cpp_function(unit, module, name)``) and calls ``fn.run(check, *args)``: ``check`` is
+trusted test code at module level of the test file, ``check(f, *args)`` with ``f`` the compiled function, and
+returns plain data (JSON: numbers, strings, bools, lists, dicts), never the learner's objects.
 
 * Build: ``g++ -O0 -shared -fPIC`` with pybind11's and Python's headers, cached per source hash under
   ``~/.cache/dripstone/cpp_ext`` (``$DRIPSTONE_CPP_EXT_CACHE`` overrides; in batch grading HOME is the sandbox's
