@@ -15,13 +15,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from grader.authoring import stubs
-from grader.grading import command, failures
-from grader.grading import timeout as call_limit
-from grader.grading.results import GradeReport, TestResult, Tier, read_results
-from grader.grading.target import REPO_ROOT, TARGET_ENV, display_path, is_unit
+from grader.core import command, failures, stubs
+from grader.core import timeout as call_limit
+from grader.core.results import GradeReport, TestResult, Tier, read_results
+from grader.core.target import REPO_ROOT, TARGET_ENV, display_path, is_unit
 
 TESTS = REPO_ROOT / "tests"
 
@@ -304,18 +302,3 @@ def tier_exercises(tier: str | None = None) -> dict[str, list[str]]:
         if tier in (None, test["tier"]) and test["exercise"] not in found.setdefault(str(test["unit"]), []):
             found[str(test["unit"])].append(str(test["exercise"]))
     return {u: found[u] for u in all_units() if found.get(u)}
-
-
-def drill_session(options: Any, answers: Sequence[str] | None = None, *, quiet: bool = False) -> dict[str, Any]:
-    """One interview-drill session (grader/drill/): typed in the terminal, or ``answers`` one per line (``quiet``:
-    print nothing). ``options`` is a :class:`grader.drill.session.Options`; returns the session's report."""
-    from grader.drill import session
-    from grader.drill.store import Store
-
-    io: session.IO = session.Terminal() if answers is None else session.Scripted(list(answers),
-                                                                                    None if quiet else sys.stdout)
-    store = Store()
-    try:
-        return session.Session(options, io, store).run()
-    finally:
-        store.close()

@@ -11,12 +11,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader import api
-from grader.authoring import stubs
+from grader.core import results, stubs
+from grader.core import timeout as call_limit
+from grader.core.target import REPO_ROOT, display_path
 from grader.drill import command as drill_command
-from grader.grading import results, scoreboard
-from grader.grading import timeout as call_limit
-from grader.grading.target import REPO_ROOT, display_path
-from grader.learner import history, learner_commands
+from grader.learner import history, learner_commands, scoreboard
 from grader.learner.live import ProgressLine
 from grader.tools import doctor
 
@@ -184,7 +183,12 @@ def _batch(args: argparse.Namespace) -> int:
                                  regrade=tuple(args.regrade), force=args.force, late=late)
     try:
         with batch.progress_bar(console) as progress:
-            report = batch.run_batch(options, progress)
+            if options.backend is batch.Backend.RAY:
+                from grader.instructor import batch_ray
+
+                report = batch_ray.run_batch(options, progress)
+            else:
+                report = batch.run_batch(options, progress)
     except (batch.BatchError, sandbox.SandboxUnavailable, api.GraderError) as exc:
         console.print(f"[red]batch error:[/red] {escape(str(exc))}")
         return 2

@@ -48,7 +48,7 @@ def transpose(x: torch.Tensor) -> torch.Tensor:
 
 def transpose_cu(launch, x: torch.Tensor) -> torch.Tensor:  # launch(kernel, grid, block, args)
     """kernels_ref/transpose.cu's ``transpose_f32`` on a 2-D contiguous fp32 CUDA tensor. ``launch`` runs a
-    kernel of the compiled .cu (make bench passes grader.kernels.cuda.launch bound to it)."""
+    kernel of the compiled .cu (make bench passes grader.instrument.cuda.launch bound to it)."""
     n_rows, n_cols = x.shape
     y = torch.empty((n_cols, n_rows), dtype=x.dtype, device=x.device)
     launch("transpose_f32", (triton.cdiv(n_cols, 32), triton.cdiv(n_rows, 32)), (32, 8), [x, y, n_rows, n_cols])

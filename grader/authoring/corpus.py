@@ -5,7 +5,7 @@ collection and ``import torch`` every time. The self-test grades some 300 target
 process (a *runner*, ``python -m grader.authoring.corpus``) grades a chunk of one unit's targets one
 after the other with ``pytest.main`` in-process, and two runners work at a time (the machines have two
 cores). Each target is graded only on the test files that hold its exercises (from the unit's
-collected manifest), with the same command line as ``api.grade`` (:mod:`grader.grading.command`).
+collected manifest), with the same command line as ``api.grade`` (:mod:`grader.core.command`).
 
 Nothing of one target reaches the next: before each run the runner drops the previous target's
 modules, the unit's test modules (re-imported fresh: a test module may cache a learner's result) and
@@ -39,9 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.authoring import known
-from grader.grading import command, failures
-from grader.grading.results import GradeReport, read_results
-from grader.grading.target import REPO_ROOT, display_path
+from grader.core import command, failures
+from grader.core.results import GradeReport, read_results
+from grader.core.target import REPO_ROOT, display_path
+from grader.instrument import loader
 
 CHUNK = 16  # targets per runner at most: a small unit in one runner, a big one in two (both cores busy)
 WORKERS = 2  # runners at a time: the machines have two cores
@@ -268,7 +269,7 @@ def _grade_here(g: Grading, target: Path, paths: list[Path], report: Path, previ
     import pytest
     from hypothesis import settings
 
-    from grader.grading.plugin import VERDICT_PROFILE
+    from grader.judge.plugin import VERDICT_PROFILE
 
     _forget(previous)
     # a known-wrong target: its verdict only, so no shrinking (api.grade shrinks; status and score are the same)
@@ -312,9 +313,8 @@ class _TestFiles:
 
 def _forget(previous: Path | None) -> None:
     """Drop what grading the previous target loaded: its modules, test and reference modules, cached constants."""
-    from grader.grading import target
 
-    target._CACHE.clear()  # keyed by path: every known target has its own, solutions/ is graded once a runner
+    loader._CACHE.clear()  # keyed by path: every known target has its own, solutions/ is graded once a runner
     roots = [*_TRUSTED, *([previous] if previous is not None else [])]
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)

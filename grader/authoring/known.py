@@ -32,7 +32,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 
 KINDS = ("known_wrong", "known_right")
 NATIVE = (".cu", ".cpp")  # whole files that replace the module, declarations in their header comment

@@ -6,7 +6,9 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from grader.drill.template import TOPICS
 from grader.i18n import _
@@ -45,16 +47,29 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from grader import api
     from grader.drill import session
 
     options = session.Options(tuple(args.topic), n=session.MOCK_QUESTIONS if args.mock and args.n == 10 else args.n,
                               minutes=args.minutes, seed=args.seed, mock=args.mock, designs=args.designs)
     answers = Path(args.answers).read_text().splitlines() if args.answers else None
-    report = api.drill_session(options, answers, quiet=args.json)
+    report = _session(options, answers, quiet=args.json)
     if args.json:
         print(json.dumps(report, indent=1, default=str))
     return 0
+
+
+def _session(options: Any, answers: Sequence[str] | None = None, *, quiet: bool = False) -> dict[str, Any]:
+    """One session: typed in the terminal, or ``answers`` one per line (``quiet``: print nothing); its report."""
+    from grader.drill import session
+    from grader.drill.store import Store
+
+    io: session.IO = session.Terminal() if answers is None else session.Scripted(list(answers),
+                                                                                    None if quiet else sys.stdout)
+    store = Store()
+    try:
+        return session.Session(options, io, store).run()
+    finally:
+        store.close()
 
 
 def _stats(args: argparse.Namespace) -> int:

@@ -12,7 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from grader.grading.target import REPO_ROOT, load_file
+from grader.core.target import REPO_ROOT
+from grader.instrument.loader import load_file
 
 SOLUTIONS_ENV = "DRIPSTONE_DRILL_SOLUTIONS"  # another solutions folder; a missing one serves the bank, as a release
 

@@ -3,7 +3,7 @@
 ``SUBMISSIONS/`` holds one entry per student: a folder laid out like ``exercises/``, or a .zip /
 .tar.gz of one (:mod:`grader.instructor.unpack`). ``OUT/`` receives::
 
-    OUT/<student>/results.json    Gradescope schema (grader.grading.results.gradescope)
+    OUT/<student>/results.json    Gradescope schema (grader.core.results.gradescope)
     OUT/<student>/log.txt         the grading run's output, capped
     OUT/manifest.json             the graded tests, collected here without any learner code
     OUT/done.jsonl                one line per finished student: the resume ledger (its ``key``: what was graded)
@@ -46,9 +46,9 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from grader.grading import command
-from grader.grading.results import GradeReport, Status, TestResult, Tier, gradescope
-from grader.grading.target import REPO_ROOT, tree_digest
+from grader.core import command
+from grader.core.results import GradeReport, Status, TestResult, Tier, gradescope
+from grader.core.target import REPO_ROOT, tree_digest
 from grader.instructor import class_report, sandbox, unpack
 from grader.tools import host
 
@@ -668,12 +668,20 @@ def run_local(plan: Plan, options: BatchOptions, done: Callable[[StudentOutput],
             raise
 
 
-def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] = lambda *_: None) -> BatchReport:
-    """Grade every unfinished student of ``options.submissions`` (or of an nbgrader course) into ``options.out``."""
+def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] = lambda *_: None, *,
+              runner: Runner | None = None) -> BatchReport:
+    """Grade every unfinished student of ``options.submissions`` (or of an nbgrader course) into ``options.out``.
+
+    ``runner`` grades the pending students (:func:`run_local` by default); the Ray backend's is
+    grader/instructor/batch_ray.py's, which builds on this module (``batch_ray.run_batch``)."""
+    runner = runner or run_local
+    if options.backend is Backend.RAY and runner is run_local:
+        raise BatchError("backend ray: grade through grader.instructor.batch_ray.run_batch "
+                         "(`python -m grader batch --backend ray` does)")
     if options.nbgrader is None:
         if options.submissions is None:
             raise BatchError("no submissions: pass a folder of submissions, or --nbgrader COURSE --assignment A")
-        return _run_batch(options, options.submissions, progress)
+        return _run_batch(options, options.submissions, progress, runner)
     from grader.instructor import nbgrader_submissions
 
     if not options.assignment:
@@ -683,10 +691,11 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int, str], None] =
             folder = nbgrader_submissions.extract(options.nbgrader, options.assignment, Path(tmp) / "submissions")
         except nbgrader_submissions.CourseError as exc:
             raise BatchError(str(exc)) from None
-        return _run_batch(options, folder, progress)
+        return _run_batch(options, folder, progress, runner)
 
 
-def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int, int, str], None]) -> BatchReport:
+def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int, int, str], None],
+               runner: Runner) -> BatchReport:
     from grader import api
 
     students, skipped = discover_entries(submissions)
@@ -719,11 +728,6 @@ def _run_batch(options: BatchOptions, submissions: Path, progress: Callable[[int
             finished[output.graded.student] = output.graded
             progress(1, len(pending), display(output.graded.student))
 
-        runner: Runner = run_local
-        if options.backend is Backend.RAY:
-            from grader.instructor import batch_ray
-
-            runner = batch_ray.run_ray
         if runner is run_local:
             plan = Plan(tuple(pending), snapshot.result(), units, options.exercises, [], runtime, collecting=manifest)
         else:  # the manifest travels with each task

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 from grader.instructor import batch, sandbox, unpack
 
 MAX_SUBMISSION_BYTES = unpack.Caps().total_bytes
@@ -71,6 +71,12 @@ def grade_remote(
         runtime = sandbox.probe()
         plan = batch.Plan(pending=(), snapshot=root / "snapshot", runtime=runtime, **plan_fields)  # type: ignore[arg-type]
         return batch.grade_student(batch.Student(name, root / archive), plan, limits)
+
+
+def run_batch(options: batch.BatchOptions,
+              progress: Callable[[int, int, str], None] = lambda *_: None) -> batch.BatchReport:
+    """:func:`grader.instructor.batch.run_batch` with the students graded as Ray tasks (:func:`run_ray`)."""
+    return batch.run_batch(options, progress, runner=run_ray)
 
 
 def run_ray(plan: batch.Plan, options: batch.BatchOptions, done: Callable[[batch.StudentOutput], None]) -> None:

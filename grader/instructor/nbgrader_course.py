@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import api
-from grader.authoring import stubs
-from grader.grading import timeout as call_limit
-from grader.grading.results import GradeReport, Status, Tier
-from grader.grading.target import REPO_ROOT, tree_digest
+from grader.core import stubs
+from grader.core import timeout as call_limit
+from grader.core.results import GradeReport, Status, Tier
+from grader.core.target import REPO_ROOT, tree_digest
 
 SOLUTIONS = REPO_ROOT / "solutions"
 CPU_TIERS = (Tier.CORRECTNESS, Tier.EFFICIENCY)

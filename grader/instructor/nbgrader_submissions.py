@@ -22,7 +22,7 @@ import json
 import re
 from pathlib import Path
 
-from grader.grading.target import is_unit
+from grader.core.target import is_unit
 
 WRITEFILE = "%%writefile "
 MODULE = re.compile(r"[A-Za-z0-9_]+\.(py|cu|cuh)")

@@ -14,18 +14,17 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.authoring import stubs
-from grader.grading import timeout
-from grader.grading.target import REPO_ROOT
+from grader.core import stubs, timeout
+from grader.core.target import REPO_ROOT
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "known_wrong", "known_right")
 FORBIDDEN_DIRS = ("solutions", "kernels_ref", "known_wrong", "known_right")
 # What students do not run: instructor operations (batch, sandbox, nbgrader, release) and the course's
 # self-test corpus. `python -m grader batch` in a release says these are instructor tools (grader/cli.py).
-# The top-level grader/nbgrader_*.py are aliases of grader/instructor/: left out with it.
+# tools/cuda_verdicts.py grades the corpus on a GPU (make gpu-check): the course repository's, not a student's.
 GRADER_SKIP = shutil.ignore_patterns(
     "__pycache__", "*.pyc", "instructor", "corpus.py", "known.py", "bench_batch.py", "bench_course.py",
-    "nbgrader_*.py", "BATCH.md", "NBGRADER.md", "THREAT_MODEL.md",
+    "cuda_verdicts.py", "BATCH.md", "NBGRADER.md", "THREAT_MODEL.md",
 )
 SOLUTION_MARKER = "BEGIN SOLUTION"  # "### BEGIN SOLUTION" in Python, "// BEGIN SOLUTION" in CUDA
 

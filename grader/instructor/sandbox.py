@@ -1,6 +1,6 @@
 """One student's grading, isolated: bubblewrap namespaces, an unprivileged uid, rlimits, a wall clock.
 
-What runs is the ordinary grading pytest (``-p grader.grading.plugin``) on a fresh, read-only copy of the
+What runs is the ordinary grading pytest (``-p grader.judge.plugin``) on a fresh, read-only copy of the
 grader and the unit's tests (:func:`stage_repo`: no solutions/, no kernels_ref/, no known-wrong or
 known-right corpus) and a read-only copy of the submission. Layers, outermost first:
 
@@ -11,7 +11,7 @@ known-right corpus) and a read-only copy of the submission. Layers, outermost fi
   student's fork bomb cannot starve another's), no groups, no capabilities, no new privileges;
 * ``prlimit``: CPU seconds, address space, file size, processes, no core files;
 * a wall-clock timeout on the whole process group, then ``kill -9 -1`` as the job's uid;
-* inside, :mod:`grader.grading.boundary` runs the learner's calls in a worker process and the results come
+* inside, :mod:`grader.instrument.worker` runs the learner's calls in a worker process and the results come
   back over an inherited file descriptor the learner never holds.
 
 Where a layer is missing (no bwrap or no user namespaces, not root), :func:`probe` says which and
@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
-from grader.grading import command as grading_command
-from grader.grading.target import REPO_ROOT
+from grader.core import command as grading_command
+from grader.core.target import REPO_ROOT
 from grader.tools import host
 from grader.tools.host import PROBE_UID, UID_BASE, gpu_device_files
 
@@ -80,7 +80,7 @@ class Limits:
     # far more address space than it uses, and fails to start under RLIMIT_AS.
     gpu: bool = False
     # ``batch --max-examples N``: no property test draws more than N examples (0: as the tests say); quicker and
-    # weaker, the same for every student (grader/grading/plugin.py, $DRIPSTONE_MAX_EXAMPLES)
+    # weaker, the same for every student (grader/judge/plugin.py, $DRIPSTONE_MAX_EXAMPLES)
     max_examples: int = 0
 
 
@@ -173,7 +173,7 @@ def _probe_layers(python: Path, imports: bool = True) -> Runtime:
     if _runs([*_bwrap_base(python, None), "--", "true"]):
         missing.append(
             "this bwrap has no --size (bubblewrap < 0.8): /tmp is not capped by the kernel; the judge stops "
-            "a call that fills it past the cap and deletes its files (grader/grading/boundary.py)"
+            "a call that fills it past the cap and deletes its files (grader/instrument/worker.py)"
         )
         return Runtime(python, Isolation.BWRAP, tuple(missing), tmp_size=False)
     missing.append(
@@ -238,7 +238,7 @@ def prebuild(dest: Path, units: Sequence[str]) -> None:
     source, or taken from the instructor's cache of it (``make grade`` builds the same object there, once per
     executor version; whatever can write that cache runs as the instructor and could rewrite the grader as well). A
     judge that finds none builds it itself, as before."""
-    from grader.kernels import cuda_cpu
+    from grader.instrument import cuda_cpu
 
     if not cuda_cpu.available() or not any(any((REPO_ROOT / "exercises" / u).glob("*.cu")) for u in units):
         return
@@ -281,26 +281,19 @@ def pytest_command(python: Path, repo: Path, target: Path, job: Job, report: str
 
 
 JUDGE_MODULE = "grader.instructor.sandbox"
-# What the judge may import after the first learner call (lazily, in the plugin, the boundary, the kit's and
-# the kernels' checks, torch's and Triton's own lazy imports): imported by judge_main before pytest starts,
-# so that no import happens in the judge once a learner's code could have written a file. The list is the
-# difference of sys.modules between the first worker fork and the end of grading, measured over the units
-# (tests/grader/test_batch_cheats.py checks it still covers one unit: no late import in any judge's log).
-JUDGE_PRELOAD = (
+# What the judge may import after the first learner call must be imported by judge_main before pytest starts, so
+# that no import happens in the judge once a learner's code could have written a file. The grader's own modules
+# are derived from the import graph (grader/core/layers.py): every core, instrument, judge and kit module that the
+# plugin, the kit and the names the kit imports on first use reach, inside functions included. The third-party
+# names below are what those modules, torch, Triton and hypothesis import lazily, measured as the difference of
+# sys.modules between the first worker fork and the end of grading over the units (tests/grader/test_batch_cheats.py
+# checks it still covers one unit: no late import in any judge's log).
+JUDGE_ENTRIES = ("grader.judge.plugin", "grader.kit")
+THIRD_PARTY_PRELOAD = (
     "cuda.bindings.nvrtc",  # the NVRTC include lookup (issue 13's instance), where cuda-python is installed
     "nvidia",  # a namespace package: its __path__ is every sys.path folder holding an nvidia/ folder
     "torch._subclasses.schema_check_mode",
     "torch.utils.serialization",  # torch.load of a worker's reply
-    "grader.grading.boundary",
-    "grader.grading.harness",
-    "grader.grading.plugin",
-    "grader.kernels.guard",
-    "grader.kernels.traffic",
-    "grader.kit",
-    "grader.kit.checks",
-    "grader.kit.compare",
-    "grader.kit.marks",
-    "grader.kit.strategies",
     "hypothesis",
     "hypothesis.extra",
     "libcst",  # hypothesis' explain phase tries it; where it is not installed it is blocked (below)
@@ -309,6 +302,19 @@ JUDGE_PRELOAD = (
     "torch",
     "pytest",
 )
+
+
+def judge_preload() -> tuple[str, ...]:
+    """The modules judge_main imports before grading: the grader's, derived from the imports (the judge's entries,
+    and every module the kit names for import on first use), then :data:`THIRD_PARTY_PRELOAD`."""
+    from grader import kit
+    from grader.core import layers
+
+    lazy = {*kit._LAZY.values(), *kit._LAZY_MODULES.values()}
+    ours = layers.reachable([*JUDGE_ENTRIES, *sorted(lazy)], up_to=layers.layer_of("grader.kit")[0])
+    return (*THIRD_PARTY_PRELOAD[:4], *ours, *THIRD_PARTY_PRELOAD[4:])
+
+
 LEARNER_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/shm")
 _ENV_FOLDERS = ("TMPDIR", "HOME", "DRIPSTONE_TARGET")
 
@@ -349,7 +355,8 @@ def judge_main(argv: Sequence[str]) -> int:
 
     A preloaded module that is not installed is blocked (None in sys.modules: importing it fails at once).
     Imports the judge still makes once a worker was forked are said in the log (:data:`LATE_IMPORT`: add
-    them to :data:`JUDGE_PRELOAD`); they resolve on the safe path only. Where the judge has a uid of its
+    them to :data:`THIRD_PARTY_PRELOAD`, or import them where the graph sees it); they resolve on the safe path
+    only. Where the judge has a uid of its
     own, every other process of that uid is killed when a test's worker ends (``setsid`` and
     double-forked children included), so nothing a learner started outlives the tests of an exercise.
     """
@@ -357,7 +364,7 @@ def judge_main(argv: Sequence[str]) -> int:
     sys.path_importer_cache.clear()
     import importlib
 
-    for name in JUDGE_PRELOAD:
+    for name in judge_preload():
         try:
             importlib.import_module(name)
         except ImportError:  # not installed: blocked, so a later attempt never searches the path for it
@@ -394,9 +401,9 @@ def _watch_late_imports() -> None:
 
 
 def _kill_strays_after_each_test() -> None:
-    from grader.grading import boundary
+    from grader.instrument import worker
 
-    end_test = boundary.end_test
+    end_test = worker.end_test
 
     def end_test_and_strays(*, keep_worker: bool = False) -> None:
         end_test(keep_worker=keep_worker)
@@ -404,15 +411,15 @@ def _kill_strays_after_each_test() -> None:
             with contextlib.suppress(OSError):
                 os.kill(-1, signal.SIGKILL)  # every process this uid may signal but the judge itself
 
-    boundary.end_test = end_test_and_strays
+    worker.end_test = end_test_and_strays
 
 
 def _environment(
     repo: Path, target: Path, tmp: Path, limits: Limits, gpu: str | None = None, own_uid: bool = True,
     private_net: bool = False,
 ) -> dict[str, str]:
-    from grader.kernels import cuda_cpu
-    from grader.kit.ranks import PRIVATE_NET_ENV
+    from grader.instrument import cuda_cpu
+    from grader.judge.wire import PRIVATE_NET_ENV
 
     return {
         **({"CUDA_VISIBLE_DEVICES": gpu, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"} if gpu is not None else {}),
@@ -431,11 +438,12 @@ def _environment(
         "OMP_NUM_THREADS": "1",
         "DRIPSTONE_ISOLATE": "1",
         **({KILL_STRAYS_ENV: "1"} if own_uid else {}),
-        # the student's own network (bwrap --unshare-net): the judge counts the loopback's bytes (grader/kit/ranks.py)
+        # the student's own network (bwrap --unshare-net): the judge counts the loopback's bytes
+        # (grader/judge/wire.py)
         **({PRIVATE_NET_ENV: "1"} if private_net else {}),
         "DRIPSTONE_TARGET": str(target),
         "DRIPSTONE_CALL_TIMEOUT": str(limits.call_timeout_s),
-        "DRIPSTONE_TMP_BYTES": str(limits.tmp_bytes),  # the judge's own cap (grader/grading/boundary.py)
+        "DRIPSTONE_TMP_BYTES": str(limits.tmp_bytes),  # the judge's own cap (grader/instrument/worker.py)
         **({"DRIPSTONE_MAX_EXAMPLES": str(limits.max_examples)} if limits.max_examples else {}),
         "LANG": "C.UTF-8",
     }

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from grader.grading.target import is_unit
+from grader.core.target import is_unit
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
 

@@ -29,7 +29,7 @@ The gpu_perf tier
     perf                                               the protocol: perf.time_learner, perf.size, perf.device
     award_speedup(award, result, *, over, full_at, label=None, **record)  score a timed ratio, record its basis
 
-Several processes on gloo (import torch on first use; grader/kit/ranks.py)
+Several processes on gloo (import torch on first use; grader/instrument/ranks.py)
     run_ranks(check, world_size, *args, timeout_s=20.0, refuse=(), **kwargs)  check(rank, world_size, ...) on
                                         forked gloo ranks: .results[rank], .comm[rank]; a dict of checks: RankRuns
     RankFailure, RankRun, RankRuns      deadlock / exception / crash / timeout per rank; the outcomes
@@ -47,7 +47,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from grader.grading.harness import LearnerFunction, learner, learner_value, on_device, where_learner_runs
+from grader.judge.harness import LearnerFunction, learner, learner_value, on_device, where_learner_runs
+from grader.judge.marks import CudaKernel, cuda_kernel, grade
 from grader.kit.checks import (
     assert_exact,
     assert_number,
@@ -56,7 +57,6 @@ from grader.kit.checks import (
     assert_rejects_all,
     human_bytes,
 )
-from grader.kit.marks import CudaKernel, cuda_kernel, grade
 from grader.kit.traffic_ledger import TiledLedger, TrafficMismatch, assert_tiled_loads
 
 # Names that need torch, imported when a test first asks for them.
@@ -65,22 +65,22 @@ _LAZY = {
     "describe": "grader.kit.compare",
     "Tolerance": "grader.kit.compare",
     "TOLERANCES": "grader.kit.compare",
-    "count_traffic": "grader.kernels.traffic",
+    "count_traffic": "grader.instrument.traffic",
     "logits": "grader.kit.strategies",
     "logit_cases": "grader.kit.strategies",
     "LogitCase": "grader.kit.strategies",
-    "award_speedup": "grader.kernels.perf",
-    "SubmissionError": "grader.grading.target",
-    "run_ranks": "grader.kit.ranks",
-    "RankFailure": "grader.kit.ranks",
-    "RankRun": "grader.kit.ranks",
-    "RankRuns": "grader.kit.ranks",
-    "uncounted": "grader.kit.ranks",
-    "comm_log": "grader.kit.ranks",
-    "COLLECTIVES": "grader.kit.ranks",
-    "cpp_function": "grader.kernels.cpp_ext",
+    "award_speedup": "grader.judge.perf",
+    "SubmissionError": "grader.core.target",
+    "run_ranks": "grader.judge.wire",
+    "RankFailure": "grader.instrument.ranks",
+    "RankRun": "grader.instrument.ranks",
+    "RankRuns": "grader.judge.wire",
+    "uncounted": "grader.instrument.ranks",
+    "comm_log": "grader.instrument.ranks",
+    "COLLECTIVES": "grader.instrument.ranks",
+    "cpp_function": "grader.instrument.cpp_ext",
 }
-_LAZY_MODULES = {"perf": "grader.kernels.perf", "cuda": "grader.kernels.cuda"}
+_LAZY_MODULES = {"perf": "grader.judge.perf", "cuda": "grader.instrument.cuda"}
 
 __all__ = [
     "CudaKernel",

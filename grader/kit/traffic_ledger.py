@@ -16,7 +16,7 @@ output element), and fails. The total alone would let a kernel hide a re-load in
 tail tiles when the blocks are large against the matrix; so, when the launch has one program per
 tile, each program is also held to one padded tile (``padded / tiles``): a full tile that loads
 its A slice twice fails there, by far. A lane **outside the tensor** is a bounds bug: the traffic
-counter raises :class:`~grader.kernels.traffic.KernelMemoryError` before anything is counted.
+counter raises :class:`~grader.instrument.traffic.KernelMemoryError` before anything is counted.
 
 Below the masked ledger, something was never loaded (a dropped ragged k-step): it fails too.
 
@@ -27,7 +27,7 @@ is refused (:class:`TrafficMismatch`, "above the contract's largest block"): a h
 gains no slack. And padding is granted only on the blocks the kernel launched with: when the ledger
 knows its tiles (one program per tile) and the launch ran another number of programs, the declared
 blocks are not the launched ones and the kernel is held to the masked ledger (no padding). Counted
-loads include atomics (:mod:`grader.kernels.traffic` counts an atomic as a load and a store), so data
+loads include atomics (:mod:`grader.instrument.traffic` counts an atomic as a load and a store), so data
 moved through atomics is held by the same rule.
 """
 
@@ -94,7 +94,7 @@ class TiledLedger:
 
 
 def assert_tiled_loads(traffic, ledger: TiledLedger, what: str) -> str | None:
-    """Hold the counted loads of ``traffic`` (a :class:`~grader.kernels.traffic.Traffic`) between the masked and
+    """Hold the counted loads of ``traffic`` (a :class:`~grader.instrument.traffic.Traffic`) between the masked and
     the padded ledger, and each program to one padded tile; returns the padding note, or None when exact.
 
     Records the note with the traffic of the test (``grader report``); raises :class:`TrafficMismatch`
@@ -130,7 +130,7 @@ def assert_tiled_loads(traffic, ledger: TiledLedger, what: str) -> str | None:
         return None
     note = (f"{where}: loads padding: {got - lo:,} B of tail-tile lanes wrapped or padded inside the tensors, "
             f"within the padded ledger ({hi:,} B): accepted, no points lost (masking them would save those bytes)")
-    from grader.kernels import traffic as counter
+    from grader.instrument import traffic as counter
 
     counter.note_last_count(note)
     return note

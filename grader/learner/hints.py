@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import api, i18n
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 from grader.i18n import N_, _
 
 HINTS_FILE = "HINTS.toml"

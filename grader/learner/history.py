@@ -11,8 +11,8 @@ import json
 import time
 from pathlib import Path
 
-from grader.grading.results import GradeReport, TestResult
-from grader.grading.target import REPO_ROOT
+from grader.core.results import GradeReport, TestResult
+from grader.core.target import REPO_ROOT
 
 STATE = REPO_ROOT / ".dripstone"
 LAST = STATE / "last.json"

@@ -19,11 +19,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from grader import api, i18n
-from grader.grading.results import GradeReport, Status, TestResult, totals
-from grader.grading.scoreboard import label, next_exercise
-from grader.grading.target import REPO_ROOT
+from grader.core.results import GradeReport, Status, TestResult, totals
+from grader.core.target import REPO_ROOT
 from grader.i18n import N_, _
 from grader.learner import history
+from grader.learner.scoreboard import label, next_exercise
 
 COURSE_URL = "https://github.com/lilinji/ai-infra-odyssey"
 _LINK = re.compile(r"\]\((" + re.escape(COURSE_URL) + r"/[^)\s]+)\)")

@@ -18,12 +18,12 @@ from rich.markup import escape
 from rich.text import Text
 
 from grader import api
-from grader.grading import timeout as call_limit
-from grader.grading.results import GradeReport, Status, TestResult
-from grader.grading.scoreboard import label
-from grader.grading.target import REPO_ROOT
+from grader.core import timeout as call_limit
+from grader.core.results import GradeReport, Status, TestResult
+from grader.core.target import REPO_ROOT
 from grader.i18n import _
 from grader.learner.live import ProgressLine
+from grader.learner.scoreboard import label
 
 
 def resolve(spec: str) -> tuple[str, str]:

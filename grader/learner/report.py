@@ -19,10 +19,10 @@ from pathlib import Path
 
 from grader import api, i18n
 from grader.constants import GPUS
-from grader.grading.results import GradeReport, Status, Tier, totals
-from grader.grading.scoreboard import label, next_exercise
+from grader.core.results import GradeReport, Status, Tier, totals
 from grader.i18n import N_, _
 from grader.learner import figures, history, progress
+from grader.learner.scoreboard import label, next_exercise
 
 DEFAULT_GPU = "H100-SXM"
 COLORS = {Status.PASSED: "#1a7f37", Status.FAILED: "#cf222e", Status.TODO: "#9a6700",
@@ -93,7 +93,7 @@ class KernelPoint:
 
 
 def kernel_points(report: GradeReport) -> list[KernelPoint]:
-    """The last counted call of each efficiency test that recorded traffic (see grader.kernels.traffic)."""
+    """The last counted call of each efficiency test that recorded traffic (see grader.instrument.traffic)."""
     points = []
     for r in report.results:
         blocks = r.record.get("traffic") if r.tier is Tier.EFFICIENCY else None

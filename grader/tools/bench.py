@@ -9,7 +9,7 @@ kernel is a new row, with nothing to add to this file; a kernels_ref module with
 printed as "missing" (and fails tests/grader/test_kernels_ref.py).
 
 On one GPU, in one process, every row is timed interleaved with its baseline (warm-up, L2 flush,
-CUDA events, median: :func:`grader.kernels.perf.compare`) and reported as a ratio, never as an
+CUDA events, median: :func:`grader.instrument.device.compare`) and reported as a ratio, never as an
 absolute time alone. The baselines (:data:`BASELINES`): ``copy``, a device-to-device copy of the first
 input (the ratio is the fraction of the copy bandwidth), ``torch.matmul`` (cuBLAS) and ``sdpa_flash``
 (SDPA's flash backend). Each reference is first checked against its oracle on the same inputs, so
@@ -28,8 +28,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from grader.grading import target
-from grader.kernels import perf
+from grader.core import target
+from grader.instrument import device as dev
+from grader.instrument import loader
+from grader.judge import perf
 
 DECLARATION = "REFERENCE"
 DECLARATION_HELP = (
@@ -78,7 +80,7 @@ class Reference:
 
     ``unit`` and ``exercises``: the gpu_perf tests that time this module as ``kernels_ref`` (the dry
     run, tests/grader/test_gpu_dry_run.py, expects exactly those tests to time it); ``vendor``: the key
-    of the baseline those tests score against (``baselines=`` of :func:`grader.kernels.perf.time_learner`);
+    of the baseline those tests score against (``baselines=`` of :func:`grader.instrument.device.time_learner`);
     ``bench``: its rows in ``make bench``.
     """
 
@@ -101,7 +103,7 @@ def modules() -> list[str]:
 
 def declaration(module: str, *, interpret: bool = True) -> Reference:
     """``kernels_ref/<module>.py``'s ``REFERENCE``; LookupError saying what to add where it has none."""
-    found = getattr(target.load_reference(module, interpret=interpret), DECLARATION, None)
+    found = getattr(loader.load_reference(module, interpret=interpret), DECLARATION, None)
     if not isinstance(found, dict):
         raise LookupError(f"kernels_ref/{module}.py has no {DECLARATION} dict (found {type(found).__name__}): "
                           f"{DECLARATION_HELP}")
@@ -204,7 +206,7 @@ def _rate(case: BenchCase, inputs: tuple, ms: dict[str, float]) -> str:
 
 def _cu_runner(case: BenchCase) -> Callable[..., object]:
     """``case.run`` with a ``launch`` bound to kernels_ref/<source> compiled for this GPU."""
-    from grader.kernels import cuda
+    from grader.instrument import cuda
 
     path = target.REPO_ROOT / "kernels_ref" / case.source
     compiled = cuda.compile_cu(path.read_text(), f"kernels_ref/{case.source}", arch=cuda.device_arch())
@@ -267,7 +269,7 @@ def main() -> int:
         import torch
 
         torch.backends.cuda.matmul.allow_tf32 = False  # the oracles' fp32 matmuls in full precision
-        record = perf.device_record()
+        record = dev.device_record()
         print(
             f"Dripstone reference kernels on {record.get('gpu')} (driver {record.get('driver_version')}, "
             f"SM clock {record.get('clocks.sm', '?')}, torch {record.get('torch')}, CUDA {record.get('cuda_runtime')})"

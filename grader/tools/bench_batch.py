@@ -41,8 +41,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader import api
-from grader.grading.target import REPO_ROOT
-from grader.instructor import batch, sandbox
+from grader.core.target import REPO_ROOT
+from grader.instructor import batch, batch_ray, sandbox
 
 
 def _copies(root: Path, unit: str, n: int) -> Path:
@@ -95,7 +95,6 @@ def nbgrader_autograde(root: Path, unit: str, n: int, problems: list[str]) -> fl
 
 def _ray_cluster(stack: contextlib.ExitStack, nodes: int, jobs: int) -> tuple[str, str, str]:
     """(address, row name, note) of the cluster the Ray row grades on, up before any timing."""
-    from grader.instructor import batch_ray
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     running = None if nodes else batch_ray.running_cluster()
@@ -144,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         def in_batch(jobs: int, name: str = "", **options) -> float:
             out = Path(tempfile.mkdtemp(prefix=f"out-{jobs}-", dir=root))
             start = time.monotonic()
-            result = batch.run_batch(batch.BatchOptions(subs, out, jobs=jobs, units=(unit,), **options))
+            grade = batch_ray.run_batch if options.get("backend") is batch.Backend.RAY else batch.run_batch
+            result = grade(batch.BatchOptions(subs, out, jobs=jobs, units=(unit,), **options))
             wall = time.monotonic() - start
             for graded in result.graded:
                 if graded.score != graded.max_score or graded.problems:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from grader import api
 from grader.authoring import corpus
-from grader.grading.results import GradeReport
+from grader.core.results import GradeReport
 
 
 def cost_table(costs: Sequence[corpus.UnitCost]) -> list[str]:

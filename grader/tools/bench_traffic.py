@@ -22,8 +22,9 @@ REPS = 7
 def _time_cases(count: bool) -> dict[str, float]:
     import torch
 
-    from grader.grading.target import REPO_ROOT, load_file
-    from grader.kernels import traffic
+    from grader.core.target import REPO_ROOT
+    from grader.instrument import traffic
+    from grader.instrument.loader import load_file
 
     if count:
         traffic.install()

@@ -91,7 +91,7 @@ PIN_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;#]
 
 
 class Severity(str, Enum):  # noqa: UP042 - StrEnum is 3.11+; this module runs on older Pythons
-    """How a machine check stands (not a graded test's outcome: that is grader.grading.results.Status)."""
+    """How a machine check stands (not a graded test's outcome: that is grader.core.results.Status)."""
 
     OK = "ok"
     WARN = "warn"  # grading runs, with a limit worth knowing (a tier pending, a drifted pin)
@@ -333,7 +333,7 @@ def check_triton(m: Machine) -> Check:
 
 
 def _cuda_cpu_available() -> bool:
-    from grader.kernels import cuda_cpu
+    from grader.instrument import cuda_cpu
 
     return cuda_cpu.available()
 
@@ -572,7 +572,7 @@ def probe_nvidia_smi() -> dict[str, object]:
 def probe_triton_hooks() -> str:
     """Empty when the efficiency tier can wrap this triton's interpreter, else why not."""
     try:
-        from grader.kernels import traffic
+        from grader.instrument import traffic
 
         traffic.install()
     except Exception as exc:  # reported as the reason the tier cannot run

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from grader.grading import target
+from grader.core import target
 from grader.kit import learner, run_ranks
 
 UNIT = "c1_scaling_study"

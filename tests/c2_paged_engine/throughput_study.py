@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from c2_model import TinyDecoder
 
-from grader.grading import target
+from grader.core import target
 from grader.kit import learner
 
 UNIT = "c2_paged_engine"

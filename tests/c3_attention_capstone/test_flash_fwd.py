@@ -1,7 +1,7 @@
 """C3 · flash_fwd.cu: the FlashAttention-2-style forward in CUDA C++.
 
 Correctness runs the learner's kernel on a GPU, or on the CPU executor where none is lent
-(grader.kernels.cuda_cpu: g++, the block's threads as fibers; out-of-bounds accesses, divergent barriers
+(grader.instrument.cuda_cpu: g++, the block's threads as fibers; out-of-bounds accesses, divergent barriers
 and races reported with the line), against fp64 attention computed here. The efficiency tier counts the
 shared-memory bank conflicts of the learner's own kernel on the CPU executor (per line and __shared__
 array) and asks for conflict-free reads of the K tile, the array named ``Ks``. gpu_perf times it against

@@ -1,4 +1,4 @@
-"""The judge's static tamper audit (grader/kernels/audit.py) and the written-by-a-kernel check of the harness."""
+"""The judge's static tamper audit (grader/judge/audit.py) and the written-by-a-kernel check of the harness."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from grader.authoring import known
-from grader.grading import harness, target
-from grader.grading.target import REPO_ROOT
-from grader.kernels import audit
-from grader.kernels.audit import TamperingRefused
+from grader.core import target
+from grader.core.target import REPO_ROOT
+from grader.judge import audit, harness
+from grader.judge.audit import TamperingRefused
 
 KERNEL = """
 import torch, triton, triton.language as tl
@@ -41,7 +41,7 @@ def whats(found: list[audit.Finding]) -> list[str]:
 DENIED = [
     ("import sys\ndef f(x):\n    return sys.modules", "import sys"),
     ("def f(x):\n    import gc\n    return gc.get_objects()", "import gc"),
-    ("def f(x):\n    import grader.kernels.guard\n    return x", "import grader.kernels.guard"),
+    ("def f(x):\n    import grader.instrument.guard\n    return x", "import grader.instrument.guard"),
     ("from torch.overrides import _get_current_function_mode_stack\ndef f(x):\n    return x",
      "import torch.overrides"),
     ("import torch\ndef f(x):\n    torch._C._pop_torch_function_stack()\n    return x", "torch._C"),
@@ -245,7 +245,7 @@ def test_the_course_own_code_passes_the_audit():
     # A reference kernel may build on another through the grader's loader (C3's flash_fwd wraps L25's tuned
     # attention, compiled or interpreted as the run needs): course code, never a learner's, so that one finding is
     # expected; every other one is a false alarm.
-    found = [f for f in found if not (f.path.startswith("kernels_ref/") and f.what == "import grader.kernels")]
+    found = [f for f in found if not (f.path.startswith("kernels_ref/") and f.what == "import grader.instrument")]
     assert not found, [f.describe() for f in found]
 
 
@@ -501,7 +501,7 @@ def read_backing_array(x):
 def test_the_guard_refuses_host_code_during_a_launch_even_past_the_audit(target_unit, fn, message):
     """The run-time half of class 1, called past the static audit: host objects as launch arguments, torch
     asked by learner code while the interpreter runs a launch, a tile's backing array read by learner code."""
-    from grader.kernels import guard, traffic
+    from grader.instrument import guard, traffic
 
     traffic.install()
     target_unit(k=RUNTIME)

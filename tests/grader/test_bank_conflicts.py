@@ -1,4 +1,5 @@
-"""The CPU executor's shared-memory bank-conflict count (grader.kernels.cuda_cpu.bank_conflicts), on hand-made kernels.
+"""The CPU executor's shared-memory bank-conflict count (grader.instrument.cuda_cpu.bank_conflicts), on hand-made
+kernels.
 
 A warp request is the lanes of a warp running the same shared-memory access for the k-th time between two
 barriers; its degree is the most distinct 4-byte words one of the 32 banks serves (same word: a broadcast).
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.kernels import cuda_cpu
+from grader.instrument import cuda_cpu
 
 pytestmark = pytest.mark.skipif(not cuda_cpu.available(), reason="the CPU executor needs g++ on x86-64 Linux")
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.grading import boundary
-from grader.grading.results import Status, TestResult, Tier
-from grader.grading.target import REPO_ROOT
+from grader.core.results import Status, TestResult, Tier
+from grader.core.target import REPO_ROOT
 from grader.instructor import batch, release, sandbox, unpack
+from grader.instrument import worker
 
 UNIT = "l23_online_softmax"
 MANIFEST = [
@@ -172,14 +172,14 @@ def test_unpack_refuses_tar_links_and_too_many_entries(tmp_path):
 
 
 def _run_isolated(code: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, boundary.ISOLATE_ENV: "1", boundary.CALL_TIMEOUT_ENV: "3", "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, worker.ISOLATE_ENV: "1", worker.CALL_TIMEOUT_ENV: "3", "PYTHONPATH": str(REPO_ROOT)}
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_boundary_keeps_learner_effects_out_of_the_judge():
     code = """
 import os, sys, torch
-from grader.grading import boundary
+from grader.instrument import worker
 def patch():
     torch.allclose = lambda *a, **k: True
     return 7
@@ -195,17 +195,17 @@ def forge():
         try: os.write(fd, b'{"nodeid": "forged", "score": 99}\\n' * 4)
         except OSError: pass
     return 1
-assert boundary.call("patch", patch, (), {}, inputs_read_only=True) == 7
+assert worker.call("patch", patch, (), {}, inputs_read_only=True) == 7
 assert not torch.allclose(torch.zeros(2), torch.ones(2)), "the judge was patched"
 x = torch.zeros(3)
 try:
-    boundary.call("mutate", mutate, (x,), {}, inputs_read_only=True); print("MISSED mutation")
+    worker.call("mutate", mutate, (x,), {}, inputs_read_only=True); print("MISSED mutation")
 except AssertionError as e: print("mutation:", e)
 for f in (forge, bye, hang, hang):
     try:
-        boundary.call(f.__name__, f, (), {}, inputs_read_only=True); print("MISSED", f.__name__)
+        worker.call(f.__name__, f, (), {}, inputs_read_only=True); print("MISSED", f.__name__)
     except AssertionError as e: print(f.__name__ + ":", e)
-boundary.end_test()
+worker.end_test()
 """
     proc = _run_isolated(code)
     assert proc.returncode == 0, proc.stderr
@@ -223,7 +223,7 @@ def test_boundary_stops_a_call_that_fills_tmp_and_deletes_its_files(tmp_path):
     code = """
 import os, time
 from pathlib import Path
-from grader.grading import boundary
+from grader.instrument import worker
 def slow_bomb():
     for i in range(10**4):
         Path(os.environ["TMPDIR"], f"fill-{i}").write_bytes(b"x" * 2**20)
@@ -239,12 +239,12 @@ def small():
     return 2
 for f in (slow_bomb, slow_bomb, quick_bomb, many_files):
     try:
-        boundary.call(f.__name__, f, (), {}, inputs_read_only=True); print("MISSED", f.__name__)
+        worker.call(f.__name__, f, (), {}, inputs_read_only=True); print("MISSED", f.__name__)
     except AssertionError as e: print(f.__name__ + ":", e)
-    boundary.end_test()
+    worker.end_test()
     print("left", sum(p.stat().st_size for p in Path(os.environ["TMPDIR"]).iterdir()) >> 20)
-print("small", boundary.call("small", small, (), {}, inputs_read_only=True))
-boundary.end_test()
+print("small", worker.call("small", small, (), {}, inputs_read_only=True))
+worker.end_test()
 """
     tmp = tmp_path / "tmp"
     (tmp / "before").mkdir(parents=True)
@@ -252,8 +252,8 @@ boundary.end_test()
     for path, data in earlier.items():
         path.write_bytes(data)
     time.sleep(0.2)  # older than the judge's start by more than the file clock's granularity
-    env = {boundary.TMP_BYTES_ENV: str(8 * 2**20), "TMPDIR": str(tmp), boundary.CALL_TIMEOUT_ENV: "30"}
-    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, boundary.ISOLATE_ENV: "1",
+    env = {worker.TMP_BYTES_ENV: str(8 * 2**20), "TMPDIR": str(tmp), worker.CALL_TIMEOUT_ENV: "30"}
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, worker.ISOLATE_ENV: "1",
                           "PYTHONPATH": str(REPO_ROOT), **env}, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -267,7 +267,7 @@ boundary.end_test()
 
 def test_the_judge_warms_what_the_learner_modules_select_from_the_table_and_nothing_they_name(tmp_path):
     """Before any worker is forked, the judge imports the library modules the learner's imports select (each
-    test's worker then starts with them loaded), chosen from boundary.WARM: a module the learner names is never
+    test's worker then starts with them loaded), chosen from worker.WARM: a module the learner names is never
     imported by the judge, and a file that does not parse is left to its grading."""
     kernels, ledger = tmp_path / "kernels", tmp_path / "ledger"
     kernels.mkdir()
@@ -275,13 +275,13 @@ def test_the_judge_warms_what_the_learner_modules_select_from_the_table_and_noth
     (kernels / "k.py").write_text("import numba\nfrom triton import language as tl\nimport antigravity\nimport this\n")
     (kernels / "broken.py").write_text("def f(:\n")
     (kernels / "deep.py").write_text("x = " + "(" * 100_000 + ")" * 100_000 + "\n")  # nested past the parser's limit
-    (ledger / "huge.py").write_text("import numba\n" + "#" * boundary.WARM_MAX_BYTES)  # not read: numba stays out
+    (ledger / "huge.py").write_text("import numba\n" + "#" * worker.WARM_MAX_BYTES)  # not read: numba stays out
     (ledger / "l.py").write_text("import math\nfrom .helpers import x\n")
     code = f"""
 import json, sys
-from grader.grading import boundary
-ledger = boundary.warm([{str(ledger)!r}])
-kernels = boundary.warm([{str(kernels)!r}, {str(tmp_path / "missing")!r}])
+from grader.instrument import worker
+ledger = worker.warm([{str(ledger)!r}])
+kernels = worker.warm([{str(kernels)!r}, {str(tmp_path / "missing")!r}])
 print(json.dumps([ledger, kernels, [m for m in ("antigravity", "this") if m in sys.modules]]))
 """
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TRITON_INTERPRET": "1"}
@@ -289,8 +289,8 @@ print(json.dumps([ledger, kernels, [m for m in ("antigravity", "this") if m in s
                             capture_output=True, text=True, timeout=120)
     assert on_cpu.returncode == 0, on_cpu.stderr
     ledger_mods, kernel_mods, named = json.loads(on_cpu.stdout.splitlines()[-1])
-    assert ledger_mods == list(boundary.WARM[""]), "a ledger module selects only the common row"
-    assert kernel_mods == [*boundary.WARM[""], *boundary.WARM["numba"], *boundary.WARM["triton"]]
+    assert ledger_mods == list(worker.WARM[""]), "a ledger module selects only the common row"
+    assert kernel_mods == [*worker.WARM[""], *worker.WARM["numba"], *worker.WARM["triton"]]
     assert named == [], "modules the learner names are not imported by the judge"
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     on_gpu = subprocess.run([sys.executable, "-c", code], env={**env, "NUMBA_ENABLE_CUDASIM": "0"},
@@ -308,16 +308,16 @@ def fill_with_two(t: torch.Tensor) -> None:
 
 
 def test_boundary_rebuilds_the_learners_exceptions():
-    os.environ[boundary.ISOLATE_ENV] = "1"
+    os.environ[worker.ISOLATE_ENV] = "1"
     try:
         with pytest.raises(NotImplementedError, match="TODO: write it"):
-            boundary.call("todo", todo, (), {}, inputs_read_only=False)
+            worker.call("todo", todo, (), {}, inputs_read_only=False)
         x = torch.zeros(4)
-        boundary.call("inplace", fill_with_two, (x,), {}, inputs_read_only=False)
+        worker.call("inplace", fill_with_two, (x,), {}, inputs_read_only=False)
         assert torch.equal(x, torch.full((4,), 2.0)), "a non-kernel call's writes reach the caller"
     finally:
-        boundary.end_test()
-        os.environ.pop(boundary.ISOLATE_ENV)
+        worker.end_test()
+        os.environ.pop(worker.ISOLATE_ENV)
 
 
 # ---- release -------------------------------------------------------------------------------------------------
@@ -746,7 +746,7 @@ def test_boundary_reports_huge_ints_and_unprintable_exceptions_as_they_are():
     __str__ raises is still an exception of the learner's, not a crash of the grading process."""
     code = """
 import torch  # loaded before the fork, as in a grading process: the worker's reply must not wait for it
-from grader.grading import boundary
+from grader.instrument import worker
 class Odd(ValueError):
     def __str__(self):
         raise RuntimeError("no message")
@@ -754,11 +754,11 @@ def huge():
     return {"total": 2**3000, "parts": [-(2**70), 3]}
 def odd():
     raise Odd("n_layers")
-print("huge", boundary.call("huge", huge, (), {}, inputs_read_only=False))
+print("huge", worker.call("huge", huge, (), {}, inputs_read_only=False))
 try:
-    boundary.call("odd", odd, (), {}, inputs_read_only=False); print("MISSED odd")
+    worker.call("odd", odd, (), {}, inputs_read_only=False); print("MISSED odd")
 except BaseException as e: print("odd:", type(e).__name__, "|", e)
-boundary.end_test()
+worker.end_test()
 """
     proc = _run_isolated(code)
     assert proc.returncode == 0, proc.stderr
@@ -777,7 +777,7 @@ def test_plain_replies_keep_their_types_and_values_and_a_forged_one_is_refused()
              "big": 2**70, "nan": float("nan")}
     code = f"""
 import collections, enum, pickle, sys, torch
-from grader.grading import boundary
+from grader.instrument import worker
 Pair = collections.namedtuple("Pair", "a b")
 inf, nan = float("inf"), float("nan")
 class Level(enum.IntEnum):
@@ -790,19 +790,19 @@ def pair():
     return Pair(1, 2)
 def level():
     return Level.LOW
-got = boundary.call("plain", plain, (), {{}}, inputs_read_only=False)
+got = worker.call("plain", plain, (), {{}}, inputs_read_only=False)
 sys.stdout.buffer.write(pickle.dumps(got).hex().encode() + b"\\n")
-print("mixed", boundary.call("mixed", mixed, (), {{}}, inputs_read_only=False))
+print("mixed", worker.call("mixed", mixed, (), {{}}, inputs_read_only=False))
 for name, fn in (("pair", pair), ("level", level)):
     try:
-        print(name, "returned", boundary.call(name, fn, (), {{}}, inputs_read_only=False))
+        print(name, "returned", worker.call(name, fn, (), {{}}, inputs_read_only=False))
     except BaseException as e:
         print(name, type(e).__name__)
-boundary.end_test()
+worker.end_test()
 for forged in (b'J["t", 5]', b'J["d", [[["l", []], 1]]]', b"J" + b"[" * 100000, b'J{{"value": 1}}'):
     try:
-        print("forged", boundary._unpack("f", forged))
-    except boundary.LearnerCallFailed as e:
+        print("forged", worker._unpack("f", forged))
+    except worker.LearnerCallFailed as e:
         print("forged refused", "not plain data" in str(e) or "malformed" in str(e))
 """
     proc = _run_isolated(code)
@@ -824,11 +824,11 @@ def test_the_tests_of_one_exercise_share_a_worker_and_nothing_outlives_them(tmp_
     """The parametrized cases of one test function share a worker (as hypothesis's examples do), so do adjacent
     tests of one exercise; the next function or exercise gets a fresh one, and a case whose call ended the worker
     leaves the next case a fresh one."""
-    from grader.kit.marks import MARK
+    from grader.judge.marks import MARK
 
     (tmp_path / "test_workers.py").write_text('''
 import os, pytest
-from grader.grading import boundary
+from grader.instrument import worker
 
 def pid():
     return os.getpid()
@@ -837,7 +837,7 @@ def die():
     os._exit(3)
 
 def call(fn):
-    return boundary.call(fn.__name__, fn, (), {}, inputs_read_only=True)
+    return worker.call(fn.__name__, fn, (), {}, inputs_read_only=True)
 
 @pytest.mark.parametrize("case", range(3))
 def test_shared(case):
@@ -846,7 +846,7 @@ def test_shared(case):
 @pytest.mark.parametrize("case", range(3))
 def test_after_a_death(case):
     if case == 1:
-        with pytest.raises(boundary.LearnerCallFailed):
+        with pytest.raises(worker.LearnerCallFailed):
             call(die)
     print("after", case, call(pid))
 
@@ -866,17 +866,17 @@ def test_another_exercise():
     print("exercise", 2, call(pid))
 
 def compiled():
-    from grader.grading import harness
-    return harness.kernels_compiled()
+    from grader.instrument import device
+    return device.kernels_compiled()
 
 @pytest.mark.{mark}(unit="l99_demo", exercise="two")
 def test_same_exercise_other_mode():
-    from grader.grading import harness
-    with harness.gpu_mode(True):  # the mode switched inside a test: the kept worker does not see it
+    from grader.instrument import device
+    with device.gpu_mode(True):  # the mode switched inside a test: the kept worker does not see it
         print("mode", 3, int(call(compiled)), call(pid))
 '''.replace("{mark}", MARK))
-    env = {**os.environ, boundary.ISOLATE_ENV: "1", "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "grader.grading.plugin", "-p",
+    env = {**os.environ, worker.ISOLATE_ENV: "1", "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "grader.judge.plugin", "-p",
                            "no:cacheprovider", str(tmp_path / "test_workers.py")], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -891,7 +891,7 @@ def test_same_exercise_other_mode():
     assert pids[("exercise", "2")] != pids[("exercise", "1")], "another exercise, another worker"
     # a worker keeps the GPU mode it was forked in, so the plugin never shares one across it (its rule, below)
     assert f"mode 3 0 {pids[('exercise', '2')]}" in proc.stdout, proc.stdout
-    from grader.grading import plugin
+    from grader.judge import plugin
 
     class Item:
         def __init__(self, tier):

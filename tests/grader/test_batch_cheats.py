@@ -30,9 +30,9 @@ import pytest
 
 from grader import api
 from grader.authoring import known
-from grader.grading import plugin
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 from grader.instructor import batch, sandbox
+from grader.judge import plugin
 from grader.tools import host
 
 UNIT = "l23_online_softmax"
@@ -204,7 +204,7 @@ def test_no_learner_file_is_ever_run_by_a_judge_and_no_late_import(corpus_batch)
         log = (out / student / "log.txt").read_text(errors="replace")
         assert PAYLOAD_MARK not in log, f"{student}: a judge ran a learner's file:\n{log[-2000:]}"
         late = [line for line in log.splitlines() if line.startswith(sandbox.LATE_IMPORT.split("{}")[0])]
-        assert not late, f"{student}: add these to sandbox.JUDGE_PRELOAD: {late}"
+        assert not late, f"{student}: add these to sandbox.THIRD_PARTY_PRELOAD: {late}"
 
 
 def test_nothing_of_a_student_outlives_the_batch(corpus_batch, bwrap_runtime):

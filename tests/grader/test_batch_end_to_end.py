@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading import boundary
-from grader.grading.results import Status
-from grader.grading.target import REPO_ROOT
+from grader.core.results import Status
+from grader.core.target import REPO_ROOT
 from grader.instructor import batch, release, sandbox
+from grader.instrument import worker
 
 UNIT = "l23_online_softmax"
 RESETS_THE_PEAK = '''
@@ -83,12 +83,12 @@ def test_batch_resumes_after_kill_9(tmp_path):
 @pytest.mark.slow
 def test_numpy_exercise_is_graded_in_the_worker_and_its_memory_cheat_refused(tmp_path, monkeypatch):
     """L25's NumPy FlashAttention through batch grading's worker: the solution scores full marks (its
-    NumPy results used to be refused at the boundary, scoring 0 for everyone), and a submission that
+    NumPy results used to be refused at the worker, scoring 0 for everyone), and a submission that
     resets tracemalloc's peak is refused by the audit, with the line, on that exercise only."""
     from grader import api
 
     unit = "l25_flash_attention"
-    monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+    monkeypatch.setenv(worker.ISOLATE_ENV, "1")
     honest = api.grade(REPO_ROOT / "solutions", units=[unit], exercises=["flash_attention_numpy"])
     assert honest.results and all(r.status is Status.PASSED for r in honest.results), [
         (r.name, r.message) for r in honest.results if r.status is not Status.PASSED]

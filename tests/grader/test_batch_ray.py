@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading.target import REPO_ROOT
-from grader.instructor import batch, sandbox
+from grader.core.target import REPO_ROOT
+from grader.instructor import batch, batch_ray, sandbox
 
 UNIT = "l23_online_softmax"
 EXERCISES = ("softmax_hbm_bytes", "online_softmax_state")  # quick tests: the cluster is what is tested
@@ -33,7 +33,7 @@ def test_ray_backend_grades_like_the_local_one(tmp_path, monkeypatch, sandbox_ru
     real_init = ray.init
     monkeypatch.setattr(ray, "init", lambda *a, **k: real_init(*a, num_gpus=1, **k))
     # --address local: a private cluster, even where one runs on this machine
-    report = batch.run_batch(batch.BatchOptions(subs, tmp_path / "ray", backend=batch.Backend.RAY, address="local",
+    report = batch_ray.run_batch(batch.BatchOptions(subs, tmp_path / "ray", backend=batch.Backend.RAY, address="local",
                                                 limits=sandbox.Limits(gpu=True), **options))
     assert not ray.is_initialized(), "the batch stops the cluster it started"
     assert {g.student: g.gpu for g in report.graded} == {"full": "0", "stub": "0", "evil": None}
@@ -72,7 +72,7 @@ def test_a_batch_without_address_joins_the_cluster_running_here(tmp_path, monkey
         try:
             address = batch_ray.running_cluster()
             assert address
-            report = batch.run_batch(batch.BatchOptions(subs, tmp_path / "out", backend=batch.Backend.RAY, jobs=2,
+            report = batch_ray.run_batch(batch.BatchOptions(subs, tmp_path / "out", backend=batch.Backend.RAY, jobs=2,
                                                         units=(UNIT,), exercises=EXERCISES))
             assert not ray.is_initialized(), "the batch disconnects from the cluster it joined"
             assert [(k["address"], k["num_cpus"]) for k in inits] == [(address, None)], "it started no cluster"

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from grader.grading.target import REPO_ROOT
-from grader.kernels import perf
+from grader.core.target import REPO_ROOT
+from grader.judge import perf
 from grader.tools import bench
 
 
@@ -87,7 +87,7 @@ def test_a_kernels_ref_module_without_a_declaration_is_a_missing_row(monkeypatch
 def test_bench_batch_prints_rates_overhead_and_who_fell_short(monkeypatch, capsys):
     """grader/tools/bench_batch.py with the grading faked: the arithmetic and the full-marks check."""
     from grader import api
-    from grader.grading.results import GradeReport, Status, TestResult, Tier
+    from grader.core.results import GradeReport, Status, TestResult, Tier
     from grader.instructor import batch, sandbox
     from grader.tools import bench_batch
 
@@ -97,7 +97,7 @@ def test_bench_batch_prints_rates_overhead_and_who_fell_short(monkeypatch, capsy
     result = TestResult("t", "l23_online_softmax", "softmax_fused", Tier.CORRECTNESS, 2.0, Status.PASSED, 2.0)
     monkeypatch.setattr(api, "grade", lambda target, units: GradeReport(str(target), (result,)))
 
-    def run_batch(options):
+    def run_batch(options, *_, **__):  # batch_ray.run_batch passes its runner
         students = sorted(p.name for p in options.submissions.iterdir())
         short = {students[0]} if options.jobs == 2 else set()
         return batch.BatchReport(options.out, tuple(
@@ -135,7 +135,7 @@ def test_bench_batch_prints_the_ray_row_beside_the_local_ones(monkeypatch, capsy
     import importlib.util
 
     from grader import api
-    from grader.grading.results import GradeReport, Status, TestResult, Tier
+    from grader.core.results import GradeReport, Status, TestResult, Tier
     from grader.instructor import batch, sandbox
     from grader.tools import bench_batch
 
@@ -148,7 +148,7 @@ def test_bench_batch_prints_the_ray_row_beside_the_local_ones(monkeypatch, capsy
     monkeypatch.setattr(api, "grade", lambda target, units: GradeReport(str(target), (result,)))
     backends = []
 
-    def run_batch(options):
+    def run_batch(options, *_, **__):  # batch_ray.run_batch passes its runner
         backends.append(options.backend)
         students = sorted(p.name for p in options.submissions.iterdir())
         return batch.BatchReport(options.out, tuple(batch.Graded(s, 2.0, 2.0, {}) for s in students), 0, "bwrap",

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader import api
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -10,8 +10,8 @@ import pytest
 
 from grader import api
 from grader.authoring import corpus
-from grader.grading.results import Status
-from grader.grading.target import REPO_ROOT
+from grader.core.results import Status
+from grader.core.target import REPO_ROOT
 
 UNIT = "l10_three_ledgers"  # a ledger unit: no torch, quick to grade
 MODULE = "ledgers"

@@ -18,8 +18,8 @@ import pytest
 from grader import api
 from grader.authoring import corpus, known
 from grader.authoring.known import KnownImpl
-from grader.grading.results import GradeReport, Status, TestResult, Tier
-from grader.grading.target import REPO_ROOT
+from grader.core.results import GradeReport, Status, TestResult, Tier
+from grader.core.target import REPO_ROOT
 from grader.tools.bench_course import cost_table
 
 UNITS = api.all_units()

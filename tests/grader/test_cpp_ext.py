@@ -1,4 +1,4 @@
-"""grader.kernels.cpp_ext: a learner's pybind11 extension compiled once per source, called in a child process.
+"""grader.instrument.cpp_ext: a learner's pybind11 extension compiled once per source, called in a child process.
 
 One extension (``demo.cpp``, three functions) is compiled once for the module (~4 s): the cache, a crash, a hang
 and a normal call all use it. The compile-error test compiles a file without pybind11 (fast).
@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from grader.grading.target import SubmissionError
-from grader.kernels import cpp_ext
+from grader.core.target import SubmissionError
+from grader.instrument import cpp_ext
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 

@@ -1,4 +1,4 @@
-"""grader/kernels/cuda.py: NVRTC compiles and reports, the simulator's traced traffic, .cu stubs and known files."""
+"""grader/instrument/cuda.py: NVRTC compiles and reports, the simulator's traced traffic, .cu stubs and known files."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from grader.authoring import known, stubs
-from grader.grading.target import SubmissionError
-from grader.kernels import cuda
+from grader.authoring import known
+from grader.core import stubs
+from grader.core.target import SubmissionError
+from grader.instrument import cuda, loader
 
 os.environ.setdefault(cuda.SIM_ENV, "1")
 
@@ -299,11 +300,11 @@ def test_reference_cuda_kernels_compile_without_spills(path):
 def test_interpreted_static_assert_names_the_kernels_line():
     """A failed tl.static_assert said only its message (issue 35): it names the file, the line and the call."""
     pytest.importorskip("triton")
-    from grader.grading import harness, target
-    from grader.kernels import interpreter_fixes
+    from grader.instrument import interpreter_fixes
+    from grader.judge import harness
 
     interpreter_fixes.install()
-    with target.triton_mode(interpret=True):
+    with loader.triton_mode(interpret=True):
         import torch
         import triton
         import triton.language as tl

@@ -1,4 +1,4 @@
-"""The CPU executor for CUDA C++ (grader.kernels.cuda_cpu): the execution model and the faults it reports.
+"""The CPU executor for CUDA C++ (grader.instrument.cuda_cpu): the execution model and the faults it reports.
 
 Two sources share the compiles: GOOD's kernels must compute what a GPU computes (warp primitives,
 shared memory, 3-D blocks, atomics, half/bf16), FAULTY's each break one rule and must be reported with
@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from grader.authoring import known
-from grader.kernels import cuda_cpu
-from grader.kernels.cuda_cpu import CpuCompileError, CudaFault
+from grader.instrument import cuda_cpu
+from grader.instrument.cuda_cpu import CpuCompileError, CudaFault
 
 pytestmark = pytest.mark.skipif(not cuda_cpu.available(), reason="the CPU executor needs g++ on x86-64 Linux")
 REPO = Path(__file__).resolve().parents[2]

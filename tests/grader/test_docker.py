@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 from grader.tools import doctor
 
 DOCKERFILE = REPO_ROOT / "docker" / "Dockerfile"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 from grader.instructor import release
 
 # Documents of the course's authors that no learner has (and the folder that holds them).

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from grader.grading.results import Tier
-from grader.grading.target import REPO_ROOT
+from grader.core.results import Tier
+from grader.core.target import REPO_ROOT
 from grader.instructor import batch, sandbox
 from grader.tools import doctor
 from grader.tools.doctor import Gpu, Machine, Pin, Severity

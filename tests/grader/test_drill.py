@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.core.target import REPO_ROOT
 from grader.drill import instances, rubric, select, units
 from grader.drill.bank import examples
 from grader.drill.store import Store, chart, topic_stats
-from grader.grading.target import REPO_ROOT
 
 GiB = 2**30
 

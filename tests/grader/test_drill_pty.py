@@ -13,7 +13,7 @@ import sys
 
 import pexpect
 
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 
 BLIND = ["1 GB", "", "3 ms", "b", "12 days"]  # answers typed without reading: mostly wrong, some unparsed
 

@@ -1,7 +1,7 @@
 """Every gpu_perf test, dry-run on the CPU (``DRIPSTONE_GPU_DRY_RUN=1``): small sizes, kernels interpreted,
 the host clock; the plugin reports each one "pending GPU" whatever it measured, so a dry run is never
 a score. What it proves without a GPU: the timed test's own code runs end to end, on the direct path
-(``make grade``) and through batch grading's worker (``harness.on_device``), its checks of what the
+(``make grade``) and through batch grading's worker (``worker.on_device``), its checks of what the
 device returned can fail, and the score and record are computed from the medians.
 
 Nothing here lists units or tests: the kernel units are the units with gpu_perf tests in the plugin's
@@ -25,15 +25,15 @@ import pytest
 
 from grader import api
 from grader.authoring import known
-from grader.grading import boundary
-from grader.grading.results import Status, Tier
-from grader.grading.target import REPO_ROOT
-from grader.kernels import perf
+from grader.core.results import Status, Tier
+from grader.core.target import REPO_ROOT
+from grader.instrument import worker
+from grader.judge import perf
 from grader.tools import bench
 
 pytestmark = pytest.mark.slow
 
-CUDA_PENDING = "compiled CUDA C++ kernel"  # grader.kernels.cuda's "pending GPU" reason: a .cu exercise
+CUDA_PENDING = "compiled CUDA C++ kernel"  # grader.instrument.cuda's "pending GPU" reason: a .cu exercise
 
 
 @functools.cache
@@ -95,7 +95,7 @@ def assert_dry_run_result(r) -> None:
 def test_every_gpu_perf_test_runs_dry_on_the_solutions(dry_run, monkeypatch, isolated):
     units = kernel_units() if isolated else [busiest_unit()]  # the direct path is the older, simpler one
     if isolated:
-        monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+        monkeypatch.setenv(worker.ISOLATE_ENV, "1")
     # only the exercises with gpu_perf tests (their correctness runs first: the tier is gated on it); the course
     # self-test grades the rest
     timed_exercises = sorted({str(t["exercise"]) for t in gpu_perf_tests().values() if t["unit"] in units})
@@ -153,7 +153,7 @@ def test_a_wrong_kernel_fails_the_grader_side_check_of_the_timed_run(dry_run, mo
     """online_no_rescale is wrong wherever a row spans two blocks: the band sent back from the device
     is compared by the grader and the timed test fails (a stub is TODO there, as everywhere)."""
     if isolated:
-        monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+        monkeypatch.setenv(worker.ISOLATE_ENV, "1")
     impl = next(k for k in known.known_impls("l23_online_softmax", "known_wrong") if k.path.stem == "online_no_rescale")
     with tempfile.TemporaryDirectory() as tmp:
         wrong = api.grade(known.build_target(impl, Path(tmp)), units=[impl.unit], exercises=["softmax_online"])
@@ -185,7 +185,7 @@ def test_a_result_kept_from_the_timed_calls_fails(dry_run, monkeypatch, tmp_path
     import shutil
 
     if isolated:
-        monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+        monkeypatch.setenv(worker.ISOLATE_ENV, "1")
 
     shutil.copytree(REPO_ROOT / "solutions" / "l23_online_softmax", tmp_path / "l23_online_softmax")
     with (tmp_path / "l23_online_softmax" / "softmax.py").open("a") as f:

@@ -7,10 +7,11 @@ import copy
 import pytest
 import torch
 
-from grader.grading import harness, target
-from grader.grading.target import SubmissionError
-from grader.kernels import guard
-from grader.kernels.guard import TorchComputeRefused
+from grader.core import target
+from grader.core.target import SubmissionError
+from grader.instrument import device, guard, loader, worker
+from grader.instrument.guard import TorchComputeRefused
+from grader.judge import harness
 
 
 @pytest.fixture
@@ -66,17 +67,17 @@ def test_modules_are_cached_per_file_and_never_write_bytecode(submission, tmp_pa
 def test_gpu_mode_loads_the_compiled_module_inside_and_restores_the_previous_mode(submission):
     submission("m", "import os\ndef f():\n    return os.environ['TRITON_INTERPRET']\nAT_IMPORT = f()\n")
     f = harness.learner("u", "m", "f")
-    assert not harness.kernels_compiled()
+    assert not device.kernels_compiled()
     assert f.resolve().__globals__["AT_IMPORT"] == "1", "outside gpu_mode(True): interpreted"
-    with harness.gpu_mode(True):
-        assert harness.kernels_compiled()
+    with device.gpu_mode(True):
+        assert device.kernels_compiled()
         assert f.resolve().__globals__["AT_IMPORT"] == "0", "gpu_mode(True) must load the module compiled"
-        with harness.gpu_mode(False):
+        with device.gpu_mode(False):
             assert f.resolve().__globals__["AT_IMPORT"] == "1"
-        assert harness.kernels_compiled(), "leaving a nested gpu_mode(False) must restore the outer mode"
-    with pytest.raises(RuntimeError), harness.gpu_mode(True):
+        assert device.kernels_compiled(), "leaving a nested gpu_mode(False) must restore the outer mode"
+    with pytest.raises(RuntimeError), device.gpu_mode(True):
         raise RuntimeError("a failing gpu_perf test")
-    assert not harness.kernels_compiled(), "an exception inside gpu_mode(True) must not leave kernels compiled"
+    assert not device.kernels_compiled(), "an exception inside gpu_mode(True) must not leave kernels compiled"
 
 
 def test_guard_refuses_compute_and_allows_allocation_and_views():
@@ -120,8 +121,8 @@ def test_guard_lets_tritons_own_code_read_pointers_and_nobody_who_only_claims_to
     (fake_triton / "jit.py").write_text(source)
     (tmp_path / "learner.py").write_text(source)
     monkeypatch.setattr(guard, "_TRITON_DIR", fake_triton.resolve())
-    launcher = target.load_file(fake_triton / "jit.py")
-    pretender = target.load_file(tmp_path / "learner.py")
+    launcher = loader.load_file(fake_triton / "jit.py")
+    pretender = loader.load_file(tmp_path / "learner.py")
     x = torch.randn(3)
     with guard.refuse_torch_compute("matmul"):
         ptr = launcher.launch(x)
@@ -182,11 +183,10 @@ def test_defaults_and_values_are_read_where_the_learners_code_runs(submission, m
     """Batch grading's judge never loads the submission: defaults and constants come from the worker."""
     import os
 
-    from grader.grading import boundary
 
     submission("c", CONSTANTS + "\nimport os\nMARK = os.getpid()\n")
     fn = harness.learner("u", "c", "matmul")
-    monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+    monkeypatch.setenv(worker.ISOLATE_ENV, "1")
     try:
         assert fn.defaults() == {"block_m": 64, "block_n": 32, "split": None}
         assert harness.learner_value("u", "c", "TILE") == 16
@@ -195,8 +195,8 @@ def test_defaults_and_values_are_read_where_the_learners_code_runs(submission, m
         with pytest.raises(RuntimeError, match="must never run"):
             fn.resolve()
     finally:
-        boundary.end_test()
-    monkeypatch.delenv(boundary.ISOLATE_ENV)
+        worker.end_test()
+    monkeypatch.delenv(worker.ISOLATE_ENV)
     assert fn.defaults() == {"block_m": 64, "block_n": 32, "split": None}
     assert harness.learner_value("u", "c", "MARK") == os.getpid(), "make grade loads it in the process"
 
@@ -224,17 +224,16 @@ def test_numpy_results_and_checks_cross_the_boundary(submission, monkeypatch):
 
     import numpy as np
 
-    from grader.grading import boundary
 
     submission("n", NUMPY_RESULTS)
     fn = harness.learner("u", "n", "stats")
     here = fn([1.0, 2.0, 4.0])
-    monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+    monkeypatch.setenv(worker.ISOLATE_ENV, "1")
     try:
         there = fn([1.0, 2.0, 4.0])
-        pid, checked = harness.where_learner_runs(_checked_in_worker, [1.0, 2.0, 4.0], fn)
+        pid, checked = worker.where_learner_runs(_checked_in_worker, [1.0, 2.0, 4.0], fn)
     finally:
-        boundary.end_test()
+        worker.end_test()
     for got in (there, checked):
         cumsum, info, (ints,) = got
         assert isinstance(cumsum, np.ndarray) and cumsum.dtype == np.float64 and cumsum.tolist() == [1.0, 3.0, 7.0]
@@ -247,13 +246,12 @@ def test_numpy_results_and_checks_cross_the_boundary(submission, monkeypatch):
 
 def test_the_judge_refuses_to_fork_a_worker_after_initializing_cuda(submission, monkeypatch):
     """A worker forked after CUDA was initialized cannot use the GPU: the judge must never touch it."""
-    from grader.grading import boundary
 
     submission("n", NUMPY_RESULTS)
-    monkeypatch.setenv(boundary.ISOLATE_ENV, "1")
+    monkeypatch.setenv(worker.ISOLATE_ENV, "1")
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     try:
         with pytest.raises(RuntimeError, match="judge initialized CUDA"):
             harness.learner("u", "n", "stats")([1.0])
     finally:
-        boundary.end_test()
+        worker.end_test()

@@ -11,7 +11,8 @@ import tomllib
 import pytest
 
 from grader import api, i18n
-from grader.grading.target import REPO_ROOT
+from grader.authoring import catalog
+from grader.core.target import REPO_ROOT
 from grader.learner import hints
 
 UNITS = api.all_units()
@@ -45,11 +46,11 @@ def _manifest() -> dict[str, list[tuple[str, str]]]:
 
 
 def test_every_learner_facing_string_of_the_grader_is_translated():
-    strings = list(i18n.grader_strings())
+    strings = list(catalog.grader_strings())
     assert len(strings) > 20, "the grader's learner-facing strings are marked with _() or N_()"
-    gaps = i18n.missing(i18n.catalog_path(), strings)
-    assert not gaps, ("no Chinese for these strings: run `python -m grader.i18n extract`, translate them in "
-                      "grader/locale/zh.po\n  " + "\n  ".join(gaps[:30]))
+    gaps = catalog.missing(i18n.catalog_path(), strings)
+    assert not gaps, ("no Chinese for these strings: run `python -m grader.authoring.catalog extract`, translate "
+                      "them in grader/locale/zh.po\n  " + "\n  ".join(gaps[:30]))
 
 
 def test_translations_keep_placeholders_numbers_and_code():
@@ -78,8 +79,9 @@ def test_a_translated_unit_has_every_text_in_chinese(unit):
     tomllib.loads((sol / "HINTS.zh.toml").read_text())
     for name in ("README.zh.md", "HINTS.zh.toml"):
         assert (ex / name).read_text() == (sol / name).read_text(), "run `python -m grader stubs`"
-    gaps = i18n.missing(i18n.catalog_path(unit), _manifest()[unit])
-    assert not gaps, f"test hints without Chinese (python -m grader.i18n extract {unit}):\n  " + "\n  ".join(gaps)
+    gaps = catalog.missing(i18n.catalog_path(unit), _manifest()[unit])
+    assert not gaps, (f"test hints without Chinese (python -m grader.authoring.catalog extract {unit}):\n  "
+                      + "\n  ".join(gaps))
 
 
 def test_the_language_follows_dripstone_lang_then_the_locale(monkeypatch):
@@ -115,9 +117,8 @@ def test_a_chinese_learner_reads_the_scoreboard_and_the_report_in_chinese(monkey
 
     from rich.console import Console
 
-    from grader.grading import scoreboard
-    from grader.grading.results import GradeReport, Status, TestResult, Tier
-    from grader.learner import report
+    from grader.core.results import GradeReport, Status, TestResult, Tier
+    from grader.learner import report, scoreboard
 
     def result(name: str, status: Status, score: float, **kw) -> TestResult:
         return TestResult(nodeid=f"tests/l12_roofline/t.py::{name}", unit="l12_roofline", exercise="ridge_point",

@@ -1,4 +1,5 @@
-"""grader.kernels.interpreter_fixes: bf16 kernels under the pinned interpreter give what torch (and a GPU) compute."""
+"""grader.instrument.interpreter_fixes: bf16 kernels under the pinned interpreter give what torch (and a GPU)
+compute."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
-from grader.kernels import interpreter_fixes
+from grader.instrument import interpreter_fixes
 
 interpreter_fixes.install()
 N = 64

@@ -18,8 +18,9 @@ import torch
 import torch.nn.functional as F
 
 from grader import api
-from grader.grading.results import Tier
-from grader.grading.target import REPO_ROOT, load_reference
+from grader.core.results import Tier
+from grader.core.target import REPO_ROOT
+from grader.instrument.loader import load_reference
 from grader.kit.compare import Tolerance, assert_close
 from grader.tools import bench
 

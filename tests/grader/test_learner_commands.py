@@ -17,9 +17,9 @@ import pytest
 from rich.console import Console
 
 from grader import api
-from grader.authoring.stubs import BEGIN, END
-from grader.grading.results import GradeReport, Status, TestResult, Tier
-from grader.grading.target import REPO_ROOT
+from grader.core.results import GradeReport, Status, TestResult, Tier
+from grader.core.stubs import BEGIN, END
+from grader.core.target import REPO_ROOT
 from grader.learner import hints, history, progress, replay, report, watch
 
 # Every unit with solutions is hinted: a new unit without a HINTS.toml fails the hint test below.

@@ -14,11 +14,12 @@ import pytest
 from rich.console import Console
 
 from grader import api
-from grader.authoring import known, stubs
-from grader.grading import failures, scoreboard
-from grader.grading.results import GradeReport, Status, TestResult, Tier
-from grader.grading.target import REPO_ROOT
+from grader.authoring import known
+from grader.core import failures, stubs
+from grader.core.results import GradeReport, Status, TestResult, Tier
+from grader.core.target import REPO_ROOT
 from grader.kit import assert_rejects
+from grader.learner import scoreboard
 
 # ---- 3: progress while grading, `next:` last, FAIL before TODO, a syntax error named ----------------------------
 
@@ -102,7 +103,7 @@ def test_failures_are_classified(exc, tier, kind):
 
 
 def test_out_of_bounds_is_its_own_kind_and_the_own_hint_only_for_its_kind():
-    from grader.kernels.traffic import KernelMemoryError
+    from grader.instrument.traffic import KernelMemoryError
 
     oob = failures.classify(KernelMemoryError("k line 3: store out of bounds of `y`"), "efficiency",
                             learner_raised=True)
@@ -154,7 +155,7 @@ def demo(pytester, monkeypatch):
 
     def run(*extra: str):
         report = pytester.path / "results.jsonl"
-        result = pytester.runpytest_subprocess("-p", "grader.grading.plugin", "--target",
+        result = pytester.runpytest_subprocess("-p", "grader.judge.plugin", "--target",
                                                str(pytester.path / "target"), "--dripstone-report", str(report),
                                                "tests", *extra)
         rows = [json.loads(x) for x in report.read_text().splitlines()] if report.exists() else []
@@ -277,7 +278,7 @@ def test_make_help_lists_the_learner_commands():
 
 
 def test_a_deadlock_gets_the_deadlock_hint_and_each_cuda_fault_its_own():
-    from grader.kit.ranks import RankFailure
+    from grader.instrument.ranks import RankFailure
 
     stuck = RankFailure("ring_all_reduce on 3 ranks: deadlock: every rank waits in send", kind="deadlock")
     kind = failures.classify(stuck, "correctness", learner_raised=True)

@@ -24,9 +24,9 @@ import pytest
 
 from grader import api
 from grader.authoring import known
-from grader.authoring.stubs import COMMENT, make_stub
-from grader.grading.results import Status
-from grader.grading.target import REPO_ROOT
+from grader.core.results import Status
+from grader.core.stubs import COMMENT, make_stub
+from grader.core.target import REPO_ROOT
 from grader.instructor import nbgrader_course
 from grader.instructor.nbgrader_course import CPU_TIERS
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from grader import api
-from grader.authoring.stubs import make_stub
-from grader.grading import timeout as call_limit
-from grader.grading.results import GradeReport, Status, TestResult, Tier
+from grader.core import timeout as call_limit
+from grader.core.results import GradeReport, Status, TestResult, Tier
+from grader.core.stubs import make_stub
 from grader.instructor import nbgrader_course
 from grader.instructor.nbgrader_course import Exercise, exercise_score, score_exercise, unit_notebook
 

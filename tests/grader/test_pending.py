@@ -7,8 +7,9 @@ import io
 
 from rich.console import Console
 
-from grader.grading import failures, scoreboard
-from grader.grading.results import GradeReport, Status, TestResult, Tier
+from grader.core import failures
+from grader.core.results import GradeReport, Status, TestResult, Tier
+from grader.learner import scoreboard
 from grader.tools import doctor
 from grader.tools.doctor import Machine
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.kernels import perf
+from grader.instrument import device
+from grader.judge import perf
 
 
 def test_candidates_are_interleaved_with_a_rotating_order_and_flushed_before_each_call():
@@ -19,7 +20,7 @@ def test_candidates_are_interleaved_with_a_rotating_order_and_flushed_before_eac
         return cost[calls[-1]]
 
     flushes = []
-    medians = perf.bench_interleaved({n: make(n) for n in cost}, timer=timer, flush=lambda: flushes.append(1),
+    medians = device.bench_interleaved({n: make(n) for n in cost}, timer=timer, flush=lambda: flushes.append(1),
                                      warmup=1, reps=3)
     assert medians == cost
     assert calls[3:] == ["learner", "vendor", "ref", "vendor", "ref", "learner", "ref", "learner", "vendor"]

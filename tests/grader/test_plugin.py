@@ -11,7 +11,7 @@ import pytest
 # the process. Imported here, it stays loaded across runs.
 import torch  # noqa: F401
 
-from grader.grading import results
+from grader.core import results
 
 UNIT_TESTS = '''
 from grader.kit import grade, learner
@@ -55,7 +55,7 @@ def course(pytester):
         if source is not None:
             (target / "l99_demo" / "mod.py").write_text(source)
         report = pytester.path / "results.jsonl"
-        result = pytester.runpytest("-p", "grader.grading.plugin", "--target", str(target),
+        result = pytester.runpytest("-p", "grader.judge.plugin", "--target", str(target),
                                     "--dripstone-report", str(report), "tests", *extra)
         rows = [json.loads(line) for line in report.read_text().splitlines()]
         return result, {r["nodeid"].rsplit("::", 1)[1]: r for r in rows}
@@ -139,7 +139,7 @@ def refuse(pytester):
         (target / "l96_refuse").mkdir(parents=True)
         (target / "l96_refuse" / "mod.py").write_text(source)
         report, manifest = target / "results.jsonl", target / "manifest.json"
-        pytester.runpytest("-p", "grader.grading.plugin", "--target", str(target),
+        pytester.runpytest("-p", "grader.judge.plugin", "--target", str(target),
                            "--dripstone-report", str(report), "--dripstone-manifest", str(manifest), "tests", *extra)
         rows = [json.loads(line) for line in report.read_text().splitlines()]
         return {r["nodeid"].rsplit("::", 1)[1]: r for r in rows}, json.loads(manifest.read_text())
@@ -175,7 +175,7 @@ def test_a_validation_failure_is_its_own(refuse):
 
 def test_unmarked_grading_test_is_a_usage_error(pytester):
     pytester.makepyfile(**{"tests/l98_bad/test_bad": "def test_x():\n    pass\n"})
-    result = pytester.runpytest("-p", "grader.grading.plugin", "tests")
+    result = pytester.runpytest("-p", "grader.judge.plugin", "tests")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*grading test tests/l98_bad/test_bad.py::test_x: *@grade(*"])
 
@@ -185,7 +185,7 @@ def test_exercise_of_another_unit_is_a_usage_error(pytester):
     src = "from grader.kit import grade, learner\nf = learner('l97_other', 'mod', 'f')\n\n" \
           "@grade(f, 'correctness', points=1)\ndef test_x():\n    pass\n"
     pytester.makepyfile(**{"tests/l98_bad/test_bad": src})
-    result = pytester.runpytest("-p", "grader.grading.plugin", "tests")
+    result = pytester.runpytest("-p", "grader.judge.plugin", "tests")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*grades l97_other's `f` but lives in tests/l98_bad/*"])
 
@@ -223,12 +223,14 @@ def test_max_examples_caps_every_property_test(course, monkeypatch, tmp_path):
 def test_replay_lines_name_a_folder_the_reader_has(monkeypatch, tmp_path):
     """Issue 31: batch grading's replay lines showed the sandbox's copy of the submission (no path a student or an
     instructor has); a student replays in their own clone, on exercises/."""
-    from grader.grading import boundary, plugin, target
+    from grader.core import target
+    from grader.instrument import worker
+    from grader.judge import plugin
 
     monkeypatch.setattr(target, "target_root", lambda: tmp_path / "student-7")
     assert plugin.replay_command("l23_online_softmax", "softmax_fused", 2) == (
         f'make run L=l23 E=softmax_fused CASE=2 ARGS="--target {target.display_path(tmp_path / "student-7")}"')
-    monkeypatch.setattr(boundary, "enabled", lambda: True)
+    monkeypatch.setattr(worker, "enabled", lambda: True)
     assert plugin.replay_command("l23_online_softmax", "softmax_fused", 2) == "make run L=l23 E=softmax_fused CASE=2"
 
 
@@ -236,7 +238,8 @@ def test_a_frame_without_a_line_number_is_named_without_none(monkeypatch, tmp_pa
     """Issue 35: a time-out message said `paged.py:None` (a frame the interpreter knows no line of)."""
     import traceback
 
-    from grader.grading import plugin, target
+    from grader.core import target
+    from grader.judge import plugin
 
     monkeypatch.setattr(target, "target_root", lambda: tmp_path)
     frame = traceback.FrameSummary(str(tmp_path / "paged.py"), None, "step")

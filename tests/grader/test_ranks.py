@@ -1,4 +1,4 @@
-"""The multi-process harness (grader/kit/ranks.py): ranks forked on gloo, results, counted calls, verdicts."""
+"""The multi-process harness (grader/instrument/ranks.py): ranks forked on gloo, results, counted calls, verdicts."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from grader.grading import boundary
-from grader.grading.target import REPO_ROOT
-from grader.kit import RankFailure, ranks, run_ranks, uncounted
+from grader.core.target import REPO_ROOT
+from grader.instrument import ranks, worker
+from grader.judge import wire
+from grader.kit import RankFailure, run_ranks, uncounted
 
 # ---- per-rank checks (module level: the ranks call them after the fork; batch grading pickles them by name)
 
@@ -164,7 +165,7 @@ def hidden_all_reduce(rank: int, world_size: int, n: int) -> float:
 
 def invented_sends(rank: int, world_size: int, n: int) -> float:
     """Log entries for sends that were never made (as a forged log would claim the ring's bytes)."""
-    from grader.kit import ranks
+    from grader.instrument import ranks
 
     ranks._CHILD.log.extend([("isend", 4 * n)] * 4)
     return 0.0
@@ -217,7 +218,7 @@ def test_a_collective_through_the_dispatcher_is_refused_not_uncounted(route):
 
 def test_a_learner_modules_from_import_is_counted_and_refused(tmp_path, monkeypatch):
     """``from torch.distributed import all_reduce`` at the top of a learner module loaded before the fork."""
-    from grader.grading import target
+    from grader.core import target
 
     (tmp_path / "fromimport.py").write_text(
         "import torch\nfrom torch.distributed import all_reduce\n\n\n"
@@ -280,7 +281,7 @@ def test_the_timeout_kills_every_child():
 
 
 def test_the_per_call_limit_of_make_grade_caps_the_run(monkeypatch):
-    from grader.grading import timeout
+    from grader.core import timeout
 
     monkeypatch.setattr(timeout, "_limit_s", 1.0)  # make grade --timeout 1
     t = time.monotonic()
@@ -299,10 +300,10 @@ def test_world_size_outside_2_to_4_is_refused():
 _IN_BATCH = """
 import os, sys
 sys.path.insert(0, {tests!r})
-from grader.grading import boundary
+from grader.instrument import worker
 from grader.kit import run_ranks
 import test_ranks as t
-assert boundary.enabled()
+assert worker.enabled()
 run = run_ranks(t.ring_shift, 3, 5, refuse=("all_reduce",))
 assert [c for c in run.comm] == [[("isend", 40), ("recv", 40)]] * 3, run.comm
 pids = run_ranks(t.pid, 2).results
@@ -317,7 +318,7 @@ print("OK", run.startup_s)
 
 def _judge(prefix: list[str], script: str = _IN_BATCH, **env: str) -> subprocess.CompletedProcess[str]:
     """``script`` run as batch grading's judge (``prefix``: bwrap's view, or nothing), with ``env`` added."""
-    env = {**os.environ, boundary.ISOLATE_ENV: "1", boundary.CALL_TIMEOUT_ENV: "60", "PYTHONPATH": str(REPO_ROOT),
+    env = {**os.environ, worker.ISOLATE_ENV: "1", worker.CALL_TIMEOUT_ENV: "60", "PYTHONPATH": str(REPO_ROOT),
            **env}
     code = script.format(tests=str(Path(__file__).parent))
     return subprocess.run([*prefix, sys.executable, "-c", code], env=env, capture_output=True, text=True,
@@ -399,7 +400,7 @@ def test_only_bwraps_own_network_lets_the_judge_count_the_loopback(tmp_path):
     for isolation in sandbox.Isolation:
         argv, env, _ = sandbox.command(job, sandbox.Runtime(Path(sys.executable), isolation), sandbox.Limits(), 3)
         pairs = {(argv[i + 1], argv[i + 2]) for i, a in enumerate(argv[:-2]) if a == "--setenv"}
-        counted = (ranks.PRIVATE_NET_ENV, "1") in pairs or env.get(ranks.PRIVATE_NET_ENV) == "1"
+        counted = (wire.PRIVATE_NET_ENV, "1") in pairs or env.get(wire.PRIVATE_NET_ENV) == "1"
         assert counted == (isolation is sandbox.Isolation.BWRAP), isolation
         assert ("--unshare-net" in argv) == counted, isolation
 
@@ -451,19 +452,19 @@ def test_the_judge_counts_the_wire_and_catches_a_log_that_hides_or_invents_traff
     loopback's counters around each run, so traffic that a log does not show (an unlogged gloo send or all-reduce, a
     TCPStore of one's own) or a log entry without traffic is caught whatever happened in the ranks; honest logs of
     sends and of collectives (all-reduce, all-gather, reduce-scatter) match."""
-    proc = _judge(bwrap_prefix, _ON_THE_WIRE, **{ranks.PRIVATE_NET_ENV: "1"})
+    proc = _judge(bwrap_prefix, _ON_THE_WIRE, **{wire.PRIVATE_NET_ENV: "1"})
     assert proc.returncode == 0 and "OK" in proc.stdout, (proc.stdout[-3000:], proc.stderr[-3000:])
 
 
 def test_the_wire_is_not_counted_outside_a_network_of_ones_own(monkeypatch):
     """make grade (and batch grading without bwrap): the machine's loopback carries others' traffic too, so no
     verdict is drawn from it, even where the variable is set by mistake."""
-    monkeypatch.delenv(ranks.PRIVATE_NET_ENV, raising=False)
+    monkeypatch.delenv(wire.PRIVATE_NET_ENV, raising=False)
     runs = run_ranks({"a": logged_ring}, 2, 64)
     assert runs.wire is None and runs.wire_mismatch() is None and runs["a"].sent_bytes(0) == 256
     only_lo = {line.split(":")[0].strip() for line in Path("/proc/self/net/dev").read_text().splitlines()[2:]}
-    monkeypatch.setenv(ranks.PRIVATE_NET_ENV, "1")
-    assert (ranks._net_counters() is None) == (only_lo != {"lo"})
+    monkeypatch.setenv(wire.PRIVATE_NET_ENV, "1")
+    assert (wire._net_counters() is None) == (only_lo != {"lo"})
 
 
 def test_the_wire_is_held_to_the_tests_own_account_not_to_a_forged_log():
@@ -471,10 +472,10 @@ def test_the_wire_is_held_to_the_tests_own_account_not_to_a_forged_log():
     would make the logs and the wire agree, so a test passes the calls it expects of a right implementation and
     those are what the wire must match. Entries no wrapper writes (a negative size, a bool, an unknown name) are
     refused outright, and a call with no model (an object collective) allows headers only."""
-    def runs(log0: list, payload: int) -> ranks.RankRuns:
-        out = ranks.RankRuns(2, starts=1)
+    def runs(log0: list, payload: int) -> wire.RankRuns:
+        out = wire.RankRuns(2, starts=1)
         out.outcomes["a"] = ranks.RankRun(2, [None, None], [log0, [("isend", 98_000)]])
-        out.wire = ranks.Wire(payload=payload, retransmits=0, starts=1, checks=1)
+        out.wire = wire.Wire(payload=payload, retransmits=0, starts=1, checks=1)
         return out
 
     expected = {"a": [[("isend", 98_000)], [("isend", 98_000)]]}
@@ -497,11 +498,11 @@ def test_the_wire_is_held_to_the_tests_own_account_not_to_a_forged_log():
 def test_a_wire_mismatch_says_when_torch_is_not_the_release_gloo_was_measured_on(monkeypatch):
     """Issue 29: the wire model rests on gloo's bytes measured on one torch release; on another, a failing honest
     student must be told the model may be the cause, not only the learner's code."""
-    out = ranks.RankRuns(2, starts=1)
+    out = wire.RankRuns(2, starts=1)
     out.outcomes["a"] = ranks.RankRun(2, [None, None], [[("isend", 98_000)], [("isend", 98_000)]])
-    out.wire = ranks.Wire(payload=300_000, retransmits=0, starts=1, checks=1)
-    assert ranks.torch_release() == ranks.GLOO_MEASURED_ON, "requirements.txt pins the release measured"
+    out.wire = wire.Wire(payload=300_000, retransmits=0, starts=1, checks=1)
+    assert wire.torch_release() == wire.GLOO_MEASURED_ON, "requirements.txt pins the release measured"
     assert "measured on torch" not in out.wire_mismatch()
-    monkeypatch.setattr(ranks, "torch_release", lambda: "2.99.0")
+    monkeypatch.setattr(wire, "torch_release", lambda: "2.99.0")
     said = out.wire_mismatch()
     assert "does not see" in said and "measured on torch 2.13.0, this is torch 2.99.0" in said

@@ -8,8 +8,9 @@ import json
 
 from rich.console import Console
 
-from grader.grading import failures, results, scoreboard
-from grader.grading.results import GradeReport, Status, TestResult, Tier
+from grader.core import failures, results
+from grader.core.results import GradeReport, Status, TestResult, Tier
+from grader.learner import scoreboard
 
 
 def _r(name: str, status: Status, score: float, points: float = 2, tier: Tier = Tier.CORRECTNESS, **kw) -> TestResult:

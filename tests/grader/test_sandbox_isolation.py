@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 from grader.instructor import sandbox
 from grader.tools import host
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.authoring import stubs
-from grader.authoring.stubs import StubError, make_stub
-from grader.grading.target import REPO_ROOT
+from grader.core import stubs
+from grader.core.stubs import StubError, make_stub
+from grader.core.target import REPO_ROOT
 
 SOLUTION = textwrap.dedent('''\
     def f(x):

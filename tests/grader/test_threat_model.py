@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.grading.target import REPO_ROOT
+from grader.core.target import REPO_ROOT
 
 DOC = REPO_ROOT / "grader" / "THREAT_MODEL.md"
 ENTRY = re.compile(r"^### (R\d+\.\d+[a-z]?) (.+)$", re.M)
@@ -168,7 +168,7 @@ def test_the_checker_fails_on_a_renamed_test_a_moved_defence_and_an_untested_cla
     assert f"`{test}`" in text and not problems(text)
     renamed = problems(text.replace(test, test + "_renamed"))
     assert any(p.startswith("R3.9:") and "defines no test_what_the_learner_fills" in p for p in renamed), renamed
-    moved = problems(text.replace("grader/grading/results.py::TEXT_CAPS", "grader/grading/results.py::TEXT_LIMITS"))
+    moved = problems(text.replace("grader/core/results.py::TEXT_CAPS", "grader/core/results.py::TEXT_LIMITS"))
     assert any("defines no TEXT_LIMITS" in p for p in moved), moved
     gone = problems(text.replace("tests/grader/cheats/fork_bomb.py", "tests/grader/cheats/fork_bomb_gone.py"))
     assert any("fork_bomb_gone.py does not exist" in p for p in gone), gone

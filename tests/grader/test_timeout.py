@@ -1,4 +1,4 @@
-"""grader/grading/timeout.py: a learner call past the limit fails its test; one it cannot interrupt is reported."""
+"""grader/core/timeout.py: a learner call past the limit fails its test; one it cannot interrupt is reported."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.grading import timeout
+from grader.core import timeout
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import torch
 import triton
 import triton.language as tl
 
-from grader.kernels import traffic
-from grader.kernels.traffic import KernelMemoryError, count_traffic
+from grader.instrument import traffic
+from grader.instrument.traffic import KernelMemoryError, count_traffic
 from grader.kit import TiledLedger, TrafficMismatch, assert_tiled_loads
 
 traffic.install()
@@ -119,7 +119,7 @@ def test_launches_accumulate_and_blocks_nest():
 
 def test_a_worker_counts_into_stand_ins_that_add_up_in_the_judge():
     """Batch grading: the worker counts into fresh stand-ins for the judge's open blocks and sends them as
-    dicts; the judge adds each to its own block (boundary.py)."""
+    dicts; the judge adds each to its own block (worker.py)."""
     x = torch.randn(64)
     stand_ins = traffic.replace_open_counters(2)  # the worker, called by a judge with two blocks open
     try:

@@ -1,11 +1,11 @@
-"""Unit folder names: one definition (grader/grading/target.py) for the CLI, batch unpacking and the course."""
+"""Unit folder names: one definition (grader/core/target.py) for the CLI, batch unpacking and the course."""
 
 from __future__ import annotations
 
 import pytest
 
 from grader import api
-from grader.grading import target
+from grader.core import target
 from grader.instructor import unpack
 
 

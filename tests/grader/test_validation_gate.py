@@ -1,5 +1,5 @@
 """No points for refusing: a bad-argument test (``@grade(..., validation=True)``) scores only while the same
-exercise's values tests pass (grader.grading.failures.gate), so a function that only raises ValueError scores 0."""
+exercise's values tests pass (grader.core.failures.gate), so a function that only raises ValueError scores 0."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from grader import api
 from grader.authoring import known
-from grader.grading.results import Status, Tier
+from grader.core.results import Status, Tier
 
 # One exercise per ledger unit whose known_wrong/only_refuses_<exercise>.py raises ValueError naming every parameter.
 REFUSED = {"l27_memory_ledger": "kv_cache_bytes", "l36_capacity_planning": "cluster_size",

@@ -4,7 +4,7 @@ block_sum runs in numba's CUDA simulator: its result, and its shared-memory traf
 by request (bank conflicts, and how many warp requests the tree takes: sequential addressing keeps
 the active threads in as few warps as possible). The .cu kernels are compiled by NVRTC here (the
 efficiency tier reads ptxas' report and the PTX); their correctness tests run them on a GPU, or on the
-CPU executor where none is lent (grader.kernels.cuda_cpu: g++, the block's threads as fibers, out-of-bounds
+CPU executor where none is lent (grader.instrument.cuda_cpu: g++, the block's threads as fibers, out-of-bounds
 accesses, divergent barriers and races reported with the line).
 """
 

@@ -1,5 +1,5 @@
 """Attack: call the tuned reference kernel in kernels_ref/ through the grader's own loader
-(grader.grading.target.load_reference) or by path, instead of writing a kernel."""
+(grader.instrument.loader.load_reference) or by path, instead of writing a kernel."""
 
 from pathlib import Path
 
@@ -7,7 +7,8 @@ ZERO = ["softmax_fused", "softmax_online"]
 
 
 def _reference():
-    from grader.grading.target import REPO_ROOT, load_file
+    from grader.core.target import REPO_ROOT
+    from grader.instrument.loader import load_file
 
     for root in (REPO_ROOT, *Path(__file__).resolve().parents, Path("/work/main")):
         path = root / "kernels_ref" / "softmax.py"

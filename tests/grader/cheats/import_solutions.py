@@ -15,7 +15,7 @@ def _solution():
         return mod
     except ImportError:
         pass
-    from grader.grading.target import REPO_ROOT
+    from grader.core.target import REPO_ROOT
 
     here = Path(__file__).resolve()
     for root in (REPO_ROOT, *here.parents, Path("/work/main"), Path("/grade/repo")):

@@ -1,6 +1,6 @@
 """Attack: the judge imports a learner's package. softmax_online drops packages and namespace-package
 portions under names a grading process resolves lazily (cuda.bindings.nvrtc, nvidia.*, torch.utils.*,
-grader.kernels.guard, hypothesis.extra) into every place it can write; a judge that imported one would
+grader.instrument.guard, hypothesis.extra) into every place it can write; a judge that imported one would
 make every comparison pass, and award the all-zero output."""
 
 import os as _os
@@ -18,7 +18,7 @@ PAYLOAD = (
 FILES = (
     "cuda/__init__.py", "cuda/bindings/__init__.py", "cuda/bindings/nvrtc.py", "nvidia/cuda_nvrtc/__init__.py",
     "nvidia/__init__.py", "torch/__init__.py", "torch/utils/serialization/__init__.py", "grader/__init__.py",
-    "grader/kernels/__init__.py", "grader/kernels/guard.py", "hypothesis/__init__.py", "numpy/__init__.py",
+    "grader/instrument/__init__.py", "grader/instrument/guard.py", "hypothesis/__init__.py", "numpy/__init__.py",
     "triton/__init__.py", "_pytest/__init__.py", "pluggy/__init__.py",
 )
 

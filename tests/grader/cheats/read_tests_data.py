@@ -8,7 +8,7 @@ ZERO = ["softmax_fused", "softmax_online"]
 
 
 def _tests_dir():
-    from grader.grading.target import REPO_ROOT
+    from grader.core.target import REPO_ROOT
 
     for root in (REPO_ROOT, *Path(__file__).resolve().parents, Path("/grade/repo")):
         folder = root / "tests" / "l23_online_softmax"

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import pytest
 
-from grader.grading.results import Tier
+from grader.core.results import Tier
 
 MARK = "grade"
 MARK_HELP = ("grade(exercise=, unit=, tier=, points=, hint=, validation=, audit=): what a grading test grades "
@@ -46,7 +46,7 @@ class CudaKernel:
 
 
 def cuda_kernel(unit: str, module: str, name: str, *, kernel: str | None = None) -> CudaKernel:
-    """Declare a CUDA C++ kernel exercise (compiled with ``grader.kernels.cuda.compile_learner``).
+    """Declare a CUDA C++ kernel exercise (compiled with ``grader.instrument.cuda.compile_learner``).
 
     ``kernel``: the ``__global__`` function's name where it is not the exercise's (default: ``name``).
     """

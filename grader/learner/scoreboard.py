@@ -13,8 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from grader.grading.results import GradeReport, Status, TestResult, Tier, totals
-from grader.grading.target import REPO_ROOT
+from grader.core.results import GradeReport, Status, TestResult, Tier, totals
+from grader.core.target import REPO_ROOT
 from grader.i18n import N_, _
 
 PRINTS_SHOWN = 8  # lines of a failing test's prints under its row (all of them: python -m grader run)

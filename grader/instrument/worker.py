@@ -33,7 +33,7 @@ instead of 33).
 
 What the child reports besides its output (bytes counted by the traffic hook, a guard refusal, the
 written-by-a-kernel check) is computed where the learner's code runs; the judge's static audit
-(:mod:`grader.kernels.audit`, before the first call) refuses the code that could forge it (grader/BATCH.md).
+(:mod:`grader.judge.audit`, before the first call) refuses the code that could forge it (grader/BATCH.md).
 Single-learner ``make grade`` does not fork: a learner cheating on their own machine only fools
 themselves, and grading stays fast.
 
@@ -65,8 +65,8 @@ from pathlib import Path
 from typing import Any
 
 from grader._lazy import torch
-from grader.grading.target import SubmissionError, target_root
-from grader.kernels import traffic
+from grader.core.target import SubmissionError, target_root
+from grader.instrument import traffic
 
 ISOLATE_ENV = "DRIPSTONE_ISOLATE"
 CALL_TIMEOUT_ENV = "DRIPSTONE_CALL_TIMEOUT"
@@ -112,9 +112,9 @@ def enabled() -> bool:
 # row, never a module name. Triton's and numba's rows only where they run on the CPU (interpreter, simulator).
 WARM: dict[str, tuple[str, ...]] = {
     "": ("grader.validate",),
-    "triton": ("grader.kernels.interpreter_fixes", "grader.kernels.guard", "numpy.ma", "triton.compiler.code_generator",
-               "triton.experimental.gluon", "triton.language.extra.libdevice"),
-    "numba": ("numba.cuda", "grader.kernels.guard"),
+    "triton": ("grader.instrument.interpreter_fixes", "grader.instrument.guard", "numpy.ma",
+               "triton.compiler.code_generator", "triton.experimental.gluon", "triton.language.extra.libdevice"),
+    "numba": ("numba.cuda", "grader.instrument.guard"),
 }
 _WARM_WHEN = {"triton": ("TRITON_INTERPRET", "1"), "numba": ("NUMBA_ENABLE_CUDASIM", "1")}
 WARM_MAX_BYTES = 2**20  # a learner file larger than this is not read for warming
@@ -295,7 +295,7 @@ def _refuse_fork_after_cuda() -> None:
     if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
         raise RuntimeError(
             "grader bug: batch grading's judge initialized CUDA, so the workers it forks cannot use the GPU; "
-            "run GPU work through harness.on_device"
+            "run GPU work through on_device"
         )
 
 
@@ -630,7 +630,7 @@ def _add_traffic(counts: list[dict[str, Any]]) -> None:
 
 def _rebuild(raised: _Raised) -> BaseException:
     """An exception of the same meaning: TODO stays NotImplementedError, grader errors keep their class."""
-    from grader.kernels import guard
+    from grader.instrument import guard
 
     where = f" ({raised.where})" if raised.where else ""
     known: dict[str, type[BaseException]] = {
@@ -648,3 +648,55 @@ def _rebuild(raised: _Raised) -> BaseException:
             "it must return a result, not end the process"
         )
     return type(raised.type_name, (LearnerRaised,), {})(raised.message + where)
+
+
+# ---- where a trusted check runs beside the learner's code: here in make grade, in the worker in batch grading
+
+
+def where_learner_runs(check: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``check(*args, **kwargs)`` in the process where the learner's code runs, its result (data) here.
+
+    For measurements that must be taken beside the learner's code (the NumPy memory peak of a call
+    with ``tracemalloc``): ``check`` is trusted test code at module level of a test file. In ``make
+    grade`` it runs here; in batch grading, in the test's worker.
+    """
+    return beside_learner(f"{getattr(check, '__name__', 'check')} (beside the learner's code)", check, args, kwargs)
+
+
+def on_device(check: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``check(*args, **kwargs)`` where the learner's code runs, with kernels compiled for the GPU.
+
+    ``check`` is trusted test code, defined at module level in a test file, that drives the learner's
+    code on the device (gpu_perf timings, .cu kernels run on a GPU) and returns plain data: numbers,
+    dicts, CPU tensors (a band of the output to be compared here). In ``make grade`` it runs in this
+    process; in batch grading, in the test's worker, so the judge never loads the submission nor
+    touches CUDA (a worker forked from a process that initialized CUDA could not use it). The caller
+    compares and awards from what comes back.
+    """
+    label = f"{getattr(check, '__name__', 'check')} (on the device)"
+    return beside_learner(label, _on_device_here, (check, args, kwargs), {})
+
+
+def beside_learner(label: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``fn(*args, **kwargs)`` in batch grading's worker (answered as data), or here in ``make grade``."""
+    if enabled():
+        return call(label, fn, args, kwargs, inputs_read_only=False)
+    return fn(*args, **kwargs)
+
+
+def _on_device_here(check: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    from grader.instrument import device
+
+    with device.gpu_mode(not device.dry_run()):  # the dry run interprets the kernels on the CPU
+        return _to_cpu(check(*args, **kwargs))
+
+
+def _to_cpu(value: Any) -> Any:
+    """Tensors moved to the CPU, through dicts, lists and tuples: the judge must never map CUDA memory."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True)  # a copy: a view would carry its whole storage
+    if isinstance(value, dict):
+        return {k: _to_cpu(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_to_cpu(v) for v in value)
+    return value

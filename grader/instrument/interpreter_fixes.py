@@ -192,7 +192,7 @@ def _static_assert_with_line(interpreter) -> None:
         if cond:
             return
         caller = sys._getframe(1)
-        from grader.grading import target
+        from grader.core import target
 
         where = f"{target.display_path(Path(caller.f_code.co_filename))}:{caller.f_lineno}"
         code = linecache.getline(caller.f_code.co_filename, caller.f_lineno).strip()
@@ -225,7 +225,7 @@ def install() -> None:
                 if not hasattr(getattr(interpreter, "interpreter_semantic", None), h)]
     if missing:
         raise RuntimeError(f"triton {triton.__version__}'s interpreter lacks {missing}: re-check "
-                           "grader/kernels/interpreter_fixes.py against the pinned triton (requirements.txt)")
+                           "grader/instrument/interpreter_fixes.py against the pinned triton (requirements.txt)")
     _wrap_builder(interpreter.InterpreterBuilder, interpreter.TensorHandle, tl, interpreter._ir.ROUNDING_MODE.RTNE)
     _wrap_reductions(interpreter.ReduceOps, tl)
     _list_builtins_once(interpreter, tl)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before any @triton.jit runs: it reads this when it decorates
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # numba.cuda exercises run simulated (grader/kernels/cuda.py)
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # numba.cuda exercises run simulated (grader/instrument/cuda.py)
 
 import dataclasses
 import difflib
@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from grader.grading import boundary, failures, harness, target, timeout
-from grader.grading.command import CASE_OPTION, EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION
-from grader.grading.results import Status, TestResult, Tier
-from grader.kernels import audit, cuda, perf
-from grader.kit.marks import MARK as GRADE_MARK
-from grader.kit.marks import MARK_HELP, CudaKernel
+from grader.core import failures, target, timeout
+from grader.core.command import CASE_OPTION, EXERCISE_OPTION, MANIFEST_OPTION, REPORT_OPTION, TARGET_OPTION
+from grader.core.results import Status, TestResult, Tier
+from grader.instrument import cuda, device, worker
+from grader.judge import audit, harness, perf
+from grader.judge.marks import MARK as GRADE_MARK
+from grader.judge.marks import MARK_HELP, CudaKernel
 
 TARGET_HELP = "folder laid out like exercises/ to grade (default: exercises/)"
 EXERCISE_HELP = "grade only tests of this exercise (function name); repeatable"
@@ -83,16 +84,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
     if config.getoption(TARGET_OPTION):
         os.environ[target.TARGET_ENV] = str(Path(config.getoption(TARGET_OPTION)).resolve())
-    if os.environ.get(boundary.ISOLATE_ENV) == "1":  # the judge asks NVML: it never initializes CUDA
-        os.environ.setdefault(perf.NVML_CHECK_ENV, "1")
+    if os.environ.get(worker.ISOLATE_ENV) == "1":  # the judge asks NVML: it never initializes CUDA
+        os.environ.setdefault(device.NVML_CHECK_ENV, "1")
     timeout.configure(config.getoption(timeout.OPTION), on_stuck=lambda text: _record_stuck(config, text),
                       hung=config.getoption(timeout.HUNG_OPTION))
     report = config.getoption(REPORT_OPTION)
     if report and report.startswith("fd:"):
-        boundary.protect_fd(int(report[3:]))  # batch grading: learner children never hold it
+        worker.protect_fd(int(report[3:]))  # batch grading: learner children never hold it
     elif report:
         Path(report).write_text("")
-    from grader.kernels import traffic
+    from grader.instrument import traffic
 
     traffic.install()
 
@@ -161,8 +162,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
     _cap_examples(items)
-    if boundary.enabled() and not config.getoption("collectonly"):  # batch: before any test's worker is forked
-        boundary.warm(_learner_files(items))
+    if worker.enabled() and not config.getoption("collectonly"):  # batch: before any test's worker is forked
+        worker.warm(_learner_files(items))
     if config.getoption(MANIFEST_OPTION):
         _write_manifest(Path(config.getoption(MANIFEST_OPTION)), items)
 
@@ -303,7 +304,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     its own."""
     harness.LAST_CALL.clear()
     if unit_of(item) is not None:
-        from grader.kernels import traffic
+        from grader.instrument import traffic
 
         traffic.finished_counts()
     if _is_gpu_perf(item):
@@ -319,10 +320,10 @@ def pytest_runtest_call(item: pytest.Item):
         if mark is not None and mark.kwargs.get("audit"):
             module, name, kernel = mark.kwargs["audit"]
             audit.check(target.target_root() / mark.kwargs["unit"], module, name, kernel=kernel)
-        with harness.gpu_mode(_is_gpu_perf(item)):
+        with device.gpu_mode(_is_gpu_perf(item)):
             return (yield)
     finally:  # batch grading: no learner state outlives the tests of one exercise (they share a worker)
-        boundary.end_test(keep_worker=_shares_worker(item, _NEXT[0]))
+        worker.end_test(keep_worker=_shares_worker(item, _NEXT[0]))
 
 
 @pytest.fixture
@@ -355,7 +356,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 def _with_traffic(result: TestResult) -> TestResult:
     """An efficiency test's result with what its count_traffic blocks counted (the last few; ``grader report``)."""
-    from grader.kernels import traffic
+    from grader.instrument import traffic
 
     counted = traffic.finished_counts()
     if not counted or result.tier is not Tier.EFFICIENCY:
@@ -442,7 +443,7 @@ def replay_command(unit: str, exercise: str, case: int) -> str:
     ``--target DIR`` unless it is exercises/; in batch grading, as the student runs it in their own clone: the
     sandbox's copy of the submission is no path anyone else has)."""
     root = target.target_root()
-    where = "" if root == target.REPO_ROOT / "exercises" or boundary.enabled() else \
+    where = "" if root == target.REPO_ROOT / "exercises" or worker.enabled() else \
         f' ARGS="--target {target.display_path(root)}"'
     return f"make run L={unit.split('_')[0]} E={exercise}" + (f" CASE={case}" if case else "") + where
 

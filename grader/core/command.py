@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from grader.grading import timeout
+from grader.core import timeout
 
-PLUGIN = "grader.grading.plugin"
+PLUGIN = "grader.judge.plugin"
 TARGET_OPTION = "--target"
 EXERCISE_OPTION = "--exercise"
 REPORT_OPTION = "--dripstone-report"

@@ -7,52 +7,24 @@ A test module declares what it grades::
 and calls ``softmax_fused(x)``. Nothing is loaded at import: each call loads the target's file
 (cached), finds the function and runs it, so a missing file, a syntax error or a missing function
 fails only the tests that need it, with a message that says what to fix. For kernel exercises the
-call also refuses torch compute ops (:mod:`grader.kernels.guard`) and keeps inputs unmodified.
+call also refuses torch compute ops (:mod:`grader.instrument.guard`) and keeps inputs unmodified.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from grader._lazy import torch
-from grader.grading import boundary, target, timeout
-from grader.grading.target import SubmissionError
-from grader.kernels import audit
+from grader.core import target, timeout
+from grader.core.target import SubmissionError
+from grader.instrument import device, loader, worker
+from grader.instrument.worker import on_device, where_learner_runs  # noqa: F401  (the kit's names)
+from grader.judge import audit
 
-
-@dataclass
-class _KernelMode:
-    """How kernels load in this process; changed only by :func:`gpu_mode`, read by :func:`kernels_compiled`."""
-
-    compiled: bool = False  # compiled for the GPU; False: Triton's interpreter on the CPU
-
-
-_MODE = _KernelMode()
 LAST_CALL: list[tuple[str, tuple, dict]] = []  # the running test's latest learner call (the plugin shows it on failure)
-
-
-@contextlib.contextmanager
-def gpu_mode(on: bool) -> Iterator[None]:
-    """Within the block, learner kernels and kernels_ref load compiled for the GPU (``on``) or interpreted.
-
-    The plugin runs gpu_perf tests under ``gpu_mode(True)`` and every other tier under ``gpu_mode(False)``;
-    :func:`on_device` checks run under ``gpu_mode(not dry_run)``. The previous mode comes back on exit.
-    """
-    previous = _MODE.compiled
-    _MODE.compiled = on
-    try:
-        yield
-    finally:
-        _MODE.compiled = previous
-
-
-def kernels_compiled() -> bool:
-    """Whether kernels load compiled for the GPU here (inside ``gpu_mode(True)``), not interpreted."""
-    return _MODE.compiled
 
 
 @dataclass(frozen=True)
@@ -72,7 +44,7 @@ class LearnerFunction:
         :meth:`defaults` or :func:`learner_value` instead (they are answered by the worker).
         """
         _not_in_the_judge(f"{self.unit}/{self.module}.py")
-        mod = target.load_module(self.unit, self.module, interpret=not kernels_compiled())
+        mod = loader.load_module(self.unit, self.module, interpret=not device.kernels_compiled())
         fn = getattr(mod, self.name, None)
         if fn is None:
             raise SubmissionError(
@@ -98,7 +70,7 @@ class LearnerFunction:
 
     def defaults(self) -> dict[str, Any]:
         """The default values of the learner's keyword parameters (plain data), read where its code runs."""
-        return _beside_learner(f"{self.name} (its defaults)", self._defaults_here, (), {})
+        return worker.beside_learner(f"{self.name} (its defaults)", self._defaults_here, (), {})
 
     def _defaults_here(self) -> dict[str, Any]:
         try:
@@ -114,7 +86,7 @@ class LearnerFunction:
         fn = self.resolve()
         if not self.kernel:
             return fn
-        from grader.kernels import guard
+        from grader.instrument import guard
 
         def run(*args: Any, **kwargs: Any) -> Any:
             with guard.refuse_torch_compute(self.name):
@@ -124,29 +96,29 @@ class LearnerFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         LAST_CALL[:] = [(self.name, args, kwargs)]
-        # read by the judge before any of the submission's code runs (grader.kernels.audit)
+        # read by the judge before any of the submission's code runs (grader.judge.audit)
         if self.kernel or self.audited:
             audit.check(target.target_root() / self.unit, self.module, self.name, kernel=self.kernel)
-        if not boundary.enabled():
+        if not worker.enabled():
             with timeout.limit(self.name):  # make grade: a call past --timeout fails its test (grading/timeout.py)
                 return self._call_here(*args, **kwargs)
-        # Batch grading: the learner's code runs in a forked worker (grader.grading.boundary), which also
+        # Batch grading: the learner's code runs in a forked worker (grader.instrument.worker), which also
         # checks, where the learner cannot patch it, that a kernel left its inputs unmodified.
-        return boundary.call(self.name, self._call_here, args, kwargs, inputs_read_only=self.kernel)
+        return worker.call(self.name, self._call_here, args, kwargs, inputs_read_only=self.kernel)
 
     def _call_here(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.resolve()
         self.check_signature(*args, **kwargs)
         if not self.kernel:
             return fn(*args, **kwargs)
-        from grader.kernels import guard, traffic  # guard imports torch: only kernel exercises need it
+        from grader.instrument import guard, traffic  # guard imports torch: only kernel exercises need it
 
         inputs = [a.clone() for a in args if isinstance(a, torch.Tensor)]
         with guard.refuse_torch_compute(self.name), traffic.record_writes() as written:
             out = _unwrap_interpreter_error(fn, *args, **kwargs)
         _check_inputs_untouched(self.name, [a for a in args if isinstance(a, torch.Tensor)], inputs)
         _check_not_an_input(self.name, out, args)
-        if not kernels_compiled():  # compiled kernels are not traced; every CPU tier runs them interpreted
+        if not device.kernels_compiled():  # compiled kernels are not traced; every CPU tier runs them interpreted
             _check_written_by_kernel(self.name, out, written)
         return out
 
@@ -156,67 +128,18 @@ def learner(unit: str, module: str, name: str, *, kernel: bool = False, audited:
     return LearnerFunction(unit, module, name, kernel, audited)
 
 
-def where_learner_runs(check: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """``check(*args, **kwargs)`` in the process where the learner's code runs, its result (data) here.
-
-    For measurements that must be taken beside the learner's code (the NumPy memory peak of a call
-    with ``tracemalloc``): ``check`` is trusted test code at module level of a test file. In ``make
-    grade`` it runs here; in batch grading, in the test's worker.
-    """
-    return _beside_learner(f"{getattr(check, '__name__', 'check')} (beside the learner's code)", check, args, kwargs)
-
-
-def on_device(check: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """``check(*args, **kwargs)`` where the learner's code runs, with kernels compiled for the GPU.
-
-    ``check`` is trusted test code, defined at module level in a test file, that drives the learner's
-    code on the device (gpu_perf timings, .cu kernels run on a GPU) and returns plain data: numbers,
-    dicts, CPU tensors (a band of the output to be compared here). In ``make grade`` it runs in this
-    process; in batch grading, in the test's worker, so the judge never loads the submission nor
-    touches CUDA (a worker forked from a process that initialized CUDA could not use it). The caller
-    compares and awards from what comes back.
-    """
-    label = f"{getattr(check, '__name__', 'check')} (on the device)"
-    return _beside_learner(label, _on_device_here, (check, args, kwargs), {})
-
-
-def _beside_learner(label: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``fn(*args, **kwargs)`` in batch grading's worker (answered as data), or here in ``make grade``."""
-    if boundary.enabled():
-        return boundary.call(label, fn, args, kwargs, inputs_read_only=False)
-    return fn(*args, **kwargs)
-
-
-def _on_device_here(check: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    from grader.kernels import perf
-
-    with gpu_mode(not perf.dry_run()):  # the dry run interprets the kernels on the CPU
-        return _to_cpu(check(*args, **kwargs))
-
-
-def _to_cpu(value: Any) -> Any:
-    """Tensors moved to the CPU, through dicts, lists and tuples: the judge must never map CUDA memory."""
-    if isinstance(value, torch.Tensor):
-        return value.detach().to("cpu", copy=True)  # a copy: a view would carry its whole storage
-    if isinstance(value, dict):
-        return {k: _to_cpu(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_to_cpu(v) for v in value)
-    return value
-
-
 def learner_value(unit: str, module: str, name: str) -> Any:
     """A module-level value of the target (``cuda_sgemm.TILE``), None where it is not defined."""
-    return _beside_learner(f"{module}.{name}", _value_here, (unit, module, name), {})
+    return worker.beside_learner(f"{module}.{name}", _value_here, (unit, module, name), {})
 
 
 def _value_here(unit: str, module: str, name: str) -> Any:
     _not_in_the_judge(f"{unit}/{module}.py")
-    return getattr(target.load_module(unit, module), name, None)
+    return getattr(loader.load_module(unit, module), name, None)
 
 
 def _not_in_the_judge(what: str) -> None:
-    if boundary.enabled():
+    if worker.enabled():
         raise RuntimeError(
             f"grader bug: a test loads {what} in batch grading's judge, where the submission's code must "
             "never run; call the learner through harness.learner(...), .defaults() or learner_value()"
@@ -238,7 +161,7 @@ def _unwrap_interpreter_error(fn: Callable[..., Any], *args: Any, **kwargs: Any)
 
 def _check_inputs_untouched(name: str, after: list[torch.Tensor], before: list[torch.Tensor]) -> None:
     for i, (a, b) in enumerate(zip(after, before, strict=True)):
-        if not boundary.same_values(a, b):
+        if not worker.same_values(a, b):
             raise AssertionError(f"{name} modified its input #{i}: write results to a new tensor")
 
 
@@ -248,7 +171,7 @@ def _check_written_by_kernel(name: str, out: Any, written: list) -> None:
     The guard refuses torch compute; this catches the rest (NumPy on the host, bytes copied through
     a storage, a cached tensor): the result has to be the memory the Triton kernels wrote.
     """
-    from grader.kernels import traffic
+    from grader.instrument import traffic
 
     outs = out if isinstance(out, tuple) else (out,)
     for i, o in enumerate(outs):

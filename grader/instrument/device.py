@@ -1,24 +1,25 @@
-"""The gpu_perf tier: time the learner's kernel against the vendor op and ``kernels_ref`` on a GPU.
+"""The device and its clocks: where gpu_perf tests run, whether a GPU is here, the dry run, interleaved timing.
 
-All candidates are timed interleaved in one process (round-robin, the order rotated each round) so
-clock and thermal drift hit them alike: warm-up, an L2 flush before every timed call, CUDA events,
-the median. The score comes from the ratio of medians, never from an absolute time; the record keeps
-the GPU's name, clocks and driver. Without a GPU the test is "pending GPU": neither 0 nor a pass.
+Instruments of the gpu_perf tier (scoring is the judge's: grader/judge/perf.py). All candidates are timed
+interleaved in one process (round-robin, the order rotated each round) so clock and thermal drift hit them alike:
+warm-up, an L2 flush before every timed call, CUDA events, the median; the record keeps the GPU's name, clocks and
+driver. Without a GPU a gpu_perf test is "pending GPU": neither 0 nor a pass.
 
-The timing runs where the learner's code runs (:func:`grader.grading.harness.on_device`): in ``make grade``
-that is the grading process; in batch grading it is the test's worker, forked from a judge that
-never initialized CUDA, and only the medians and a band of the outputs come back. ``device="cpu"``
-times with the host clock instead: the engine's dry runs of every gpu_perf test on a machine
-without a GPU (tests/grader/test_gpu_dry_run.py), never a score.
+The timing runs where the learner's code runs (:func:`grader.instrument.worker.on_device`): in ``make grade``
+that is the grading process; in batch grading it is the test's worker, forked from a judge that never initialized
+CUDA, and only the medians and a band of the outputs come back. ``device="cpu"`` times with the host clock instead:
+the engine's dry runs of every gpu_perf test on a machine without a GPU (tests/grader/test_gpu_dry_run.py), never a
+score. :func:`gpu_mode` says whether kernels load compiled for the GPU in this process or interpreted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any, Protocol
@@ -26,7 +27,8 @@ from typing import Any, Protocol
 import pytest
 
 from grader._lazy import torch
-from grader.grading import harness, target
+from grader.core import target
+from grader.instrument import loader
 
 PENDING_GPU = "pending GPU"
 
@@ -50,13 +52,6 @@ class PerfResult:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
-
-
-def score_fraction(speedup_vs_vendor: float, *, full_at: float) -> float:
-    """Share of the points: linear in the speed ratio, full at ``full_at`` × the vendor's speed."""
-    if speedup_vs_vendor <= 0 or full_at <= 0:
-        raise ValueError("speed ratios must be positive")
-    return max(0.0, min(1.0, speedup_vs_vendor / full_at))
 
 
 def bench_interleaved(
@@ -134,7 +129,7 @@ def reference(module: str):  # a module or None
     tree has none (a student's release, batch grading's snapshot): timed for the record, never scored."""
     if not (target.REPO_ROOT / "kernels_ref" / f"{module}.py").is_file():
         return None
-    return target.load_reference(module, interpret=not harness.kernels_compiled())
+    return loader.load_reference(module, interpret=not kernels_compiled())
 
 
 DRY_RUN_ENV = "DRIPSTONE_GPU_DRY_RUN"
@@ -179,7 +174,7 @@ def compare(
 
 
 def time_learner(
-    fn,  # a grader.grading.harness.LearnerFunction (kernel=True)
+    fn,  # a grader.judge.harness.LearnerFunction (duck-typed: .timed()) (kernel=True)
     call: Callable[[Callable[..., Any]], Any],
     inputs: Sequence[torch.Tensor],
     *,
@@ -209,32 +204,31 @@ def time_learner(
     return call(timed), result
 
 
-def speedups_vs_ref(result: PerfResult, candidate: str = "learner") -> dict[str, float]:
-    """``{"speedup_vs_ref": x}`` where kernels_ref was timed, else nothing (for the award's record)."""
-    if "kernels_ref" not in result.medians_ms:
-        return {}
-    return {"speedup_vs_ref": result.speedup(candidate, over="kernels_ref")}
+@dataclass
+class _KernelMode:
+    """How kernels load in this process; changed only by :func:`gpu_mode`, read by :func:`kernels_compiled`."""
+
+    compiled: bool = False  # compiled for the GPU; False: Triton's interpreter on the CPU
 
 
-def award_speedup(
-    award: Callable[..., None],
-    result: PerfResult | dict,
-    *,
-    over: str,
-    full_at: float,
-    label: str | None = None,
-    **record: object,
-) -> float:
-    """Score a gpu_perf test from the learner's speed ratio over ``over`` and record what it was based on.
+_MODE = _KernelMode()
 
-    ``award`` is the plugin's fixture; ``result`` a :class:`PerfResult` or its ``as_dict()`` (what an
-    ``on_device`` check sends back). Full marks at ``full_at`` (a fraction of the baseline's speed),
-    partial below (:func:`score_fraction`). The record names the ratio (``label``, by default
-    ``speedup_vs_<over>``), the ratio to kernels_ref where it was timed, the medians, the GPU and any
-    extra ``record`` fields (``tflops=...``).
+
+@contextlib.contextmanager
+def gpu_mode(on: bool) -> Iterator[None]:
+    """Within the block, learner kernels and kernels_ref load compiled for the GPU (``on``) or interpreted.
+
+    The plugin runs gpu_perf tests under ``gpu_mode(True)`` and every other tier under ``gpu_mode(False)``;
+    :func:`on_device` checks run under ``gpu_mode(not dry_run)``. The previous mode comes back on exit.
     """
-    result = result if isinstance(result, PerfResult) else PerfResult(**result)
-    ratio = result.speedup("learner", over=over)
-    award(score_fraction(ratio, full_at=full_at), **record, **{label or f"speedup_vs_{over}": ratio},
-          **speedups_vs_ref(result), **result.as_dict())
-    return ratio
+    previous = _MODE.compiled
+    _MODE.compiled = on
+    try:
+        yield
+    finally:
+        _MODE.compiled = previous
+
+
+def kernels_compiled() -> bool:
+    """Whether kernels load compiled for the GPU here (inside ``gpu_mode(True)``), not interpreted."""
+    return _MODE.compiled

@@ -19,7 +19,7 @@ to the grading child, whose plugin calls :func:`configure`; the harness runs eac
   still prints the scoreboard of what was graded).
 
 Not armed in batch grading's judge: there each call runs in a forked worker with its own wall-clock
-limit (:mod:`grader.grading.boundary`). Nested calls run under the outermost limit.
+limit (:mod:`grader.instrument.worker`). Nested calls run under the outermost limit.
 """
 
 from __future__ import annotations

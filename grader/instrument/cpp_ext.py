@@ -41,10 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.grading import harness, target
-from grader.grading.target import SubmissionError
-from grader.kernels.cuda import CudaSource
-from grader.kernels.cuda_cpu import digest, fresh_dir, user_cache
+from grader.core import target
+from grader.core.target import SubmissionError
+from grader.instrument import worker
+from grader.instrument.cuda import CudaSource
+from grader.instrument.cuda_cpu import digest, fresh_dir, user_cache
 
 CACHE_ENV = "DRIPSTONE_CPP_EXT_CACHE"
 CXX = "g++"
@@ -120,7 +121,7 @@ class CppFunction:
 
     def run(self, check: Callable[..., Any], *args: Any, timeout_s: float = CALL_S) -> Any:
         """``check(f, *args)`` in a forked child, ``f`` the compiled function; its result (JSON data) here."""
-        kind, *rest = harness.where_learner_runs(_build_and_run, self, check, args, timeout_s)
+        kind, *rest = worker.where_learner_runs(_build_and_run, self, check, args, timeout_s)
         if kind == "value":
             return rest[0]
         if kind == "raised":

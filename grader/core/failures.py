@@ -13,7 +13,7 @@ import dataclasses
 import re
 from enum import StrEnum
 
-from grader.grading.results import Status, TestResult, Tier
+from grader.core.results import Status, TestResult, Tier
 from grader.i18n import N_, _
 
 

@@ -12,7 +12,7 @@ While the interpreter runs a launch, torch calls pass only when Triton's or the 
 makes them (copying the arguments to the host and back): a grid function, a host helper or a
 kernel body that calls torch is refused like any other learner code. Under the interpreter a
 ``@triton.jit`` body is Python, so two more doors are shut while a learner call runs (the static
-audit, :mod:`grader.kernels.audit`, refuses the same things in the source): a launch takes only
+audit, :mod:`grader.judge.audit`, refuses the same things in the source): a launch takes only
 tensors, numbers, strings, dtypes and tuples of them as arguments (a module, a function or any
 other host object passed in would run host code inside the kernel), and a tile's backing NumPy
 array (``TensorHandle.data``) may be read only by the interpreter and the grader's hooks.
@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 from torch.overrides import TorchFunctionMode, resolve_name
 
-from grader.kernels import traffic
+from grader.instrument import traffic
 
 # torch names a function from a table it builds on first use (~25 ms) and caches: built here, at import, so that
 # batch grading's workers, forked from a judge that imported this module, inherit it instead of building it per test.

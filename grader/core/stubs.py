@@ -12,7 +12,7 @@ each region by ``raise NotImplementedError("TODO: ...")`` at the region's indent
 and C++ extensions (``.cu``, ``.cpp``: ``// ### BEGIN SOLUTION``) a region must sit inside a function body and becomes
 ``DRIPSTONE_TODO("TODO: ...");``: the solution file defines that macro (``__trap()``) outside its
 regions, so the stub compiles, traps if launched, and the grader reports the function as TODO
-(grader/kernels/cuda.py). The markers
+(grader/instrument/cuda.py). The markers
 are nbgrader's, so the same files feed nbgrader's generate_assignment. Other files (READMEs) are
 copied as they are. ``--check`` fails when exercises/ differs from what would be generated, or when a
 region has no TODO above it: a stub without a TODO cannot tell the learner what to do.

@@ -1,59 +1,24 @@
-"""Where learner code comes from: the *target* folder, laid out like ``exercises/``.
+"""Learner code loaded by file path from the target (``load_module("l23_online_softmax", "softmax")``).
 
-Tests never import ``exercises`` or ``solutions`` by name. They ask this module for a unit's module
-(``load_module("l23_online_softmax", "softmax")``) and get it loaded by file path from the target:
-``exercises/`` by default, ``solutions/`` for the self-test, or any submission folder.
-
-A broken submission must cost only what it breaks, so every way loading can fail becomes a
-:class:`SubmissionError` with a message that names the file, the problem and the fix; the test that
-needed the module fails with it, and every other test still runs.
+Nothing is imported by name from ``exercises`` or ``solutions``: the file is read from the target folder
+(grader/core/target.py), executed as a module of its own name, and cached by path. Every way loading can fail is a
+:class:`SubmissionError` naming the file, the problem and the fix. A module that uses Triton and is loaded to be
+interpreted on the CPU gets the interpreter's fixes first (grader/instrument/interpreter_fixes.py), so kernels
+graded on the CPU compute what the GPU computes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import os
-import re
 import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-TARGET_ENV = "DRIPSTONE_TARGET"
-# A unit folder: a lecture ``lNN_slug`` (two digits) or a capstone ``cN_slug`` / ``cNN_slug``.
-UNIT_RE = re.compile(r"^(l\d{2}|c\d{1,2})_\w+$")
-
-
-def is_unit(name: str) -> bool:
-    """Whether ``name`` is a unit folder's name (``l23_online_softmax``, ``c3_serving``, ``c10_demo``)."""
-    return UNIT_RE.fullmatch(name) is not None
-
-
-class SubmissionError(Exception):
-    """The learner's code could not be loaded or does not match the exercise's contract."""
-
-
-_ROOTS: dict[str, Path] = {}
-
-
-def target_root() -> Path:
-    """The folder graded in this process: $DRIPSTONE_TARGET, else ``exercises/`` (resolved once per value: every
-    learner call asks, and resolving walks the path)."""
-    given = os.environ.get(TARGET_ENV) or ""
-    if given not in _ROOTS:
-        _ROOTS[given] = Path(given or REPO_ROOT / "exercises").resolve()
-    return _ROOTS[given]
-
-
-def display_path(path: Path) -> str:
-    """A path as the learner knows it: relative to the repo when inside it."""
-    with contextlib.suppress(ValueError):
-        return str(path.relative_to(REPO_ROOT))
-    return str(path)
+from grader.core.target import REPO_ROOT, SubmissionError, display_path, target_root
 
 
 @contextlib.contextmanager
@@ -109,9 +74,9 @@ def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -
             "code at module level must only define functions and kernels"
         ) from None
     if interpret and _uses_triton(module):  # kernels graded on the CPU must compute what the GPU computes
-        from grader.kernels import interpreter_fixes  # (patches the interpreter before any kernel runs)
+        from grader.instrument import interpreter_fixes  # torch and Triton: only modules with kernels need them
 
-        interpreter_fixes.install()
+        interpreter_fixes.install()  # (patches the interpreter before any kernel runs)
     _CACHE[key] = _CACHE[path, interpret] = module
     return module
 
@@ -137,17 +102,3 @@ def load_module(unit: str, module: str, *, interpret: bool = True) -> ModuleType
 def load_reference(module: str, *, interpret: bool = True) -> ModuleType:
     """A tuned reference kernel from ``kernels_ref/`` (trusted; never part of a submission)."""
     return load_file(REPO_ROOT / "kernels_ref" / f"{module}.py", interpret=interpret)
-
-
-def tree_digest(folder: Path, skip: re.Pattern[str] | None = None) -> str:
-    """SHA-256 of every file under ``folder``: its path (relative, POSIX) and bytes; a link as its target's text,
-    never followed; paths ``skip`` matches left out (caches, corpora). Grade again when it changes."""
-    h = hashlib.sha256()
-    for p in sorted(q for q in folder.rglob("*") if q.is_symlink() or q.is_file()):
-        rel = p.relative_to(folder).as_posix()
-        if skip is not None and skip.search(rel):
-            continue
-        body = os.readlink(p).encode("utf-8", "surrogateescape") if p.is_symlink() else p.read_bytes()
-        name = rel.encode("utf-8", "surrogateescape")
-        h.update(b"%d:%s:%d:" % (len(name), name, len(body)) + body)
-    return h.hexdigest()

@@ -1,7 +1,7 @@
 """CUDA C++ kernels run on the CPU, for correctness: the learner's .cu compiled unchanged by g++.
 
 Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here instead of waiting for one
-("pending GPU"): same inputs, same checks. How (files in ``grader/kernels/cuda_cpu/``):
+("pending GPU"): same inputs, same checks. How (files in ``grader/instrument/cuda_cpu/``):
 
 * ``dripstone_cuda.h``, force-included (``g++ -x c++ -include``) before the learner's file, provides the
   execution model: ``__global__``/``__device__``, ``dim3``, ``threadIdx``/``blockIdx``/``blockDim``/
@@ -29,7 +29,7 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
   outside either faults with the kernel's line and the parameter's name. (AddressSanitizer would need
   terabytes of address space; the sandbox allows 6 GiB.) A barrier or warp primitive that not every
   thread reaches is reported as divergence, a lane outside the mask as misuse; a kernel that never
-  returns is stopped after the per-call limit (grader.grading.timeout, 30 s by default) in CPU seconds,
+  returns is stopped after the per-call limit (grader.core.timeout, 30 s by default) in CPU seconds,
   where it was. ``extern __shared__`` arrays get up to 227 KiB per launch (``shared_bytes``), poisoned and traced
   like the static ones (an order-dependent float ``atomicAdd`` to global memory is no race, with or without them).
 
@@ -76,7 +76,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.grading.target import SubmissionError
+from grader.core.target import SubmissionError
 
 HERE = Path(__file__).with_name("cuda_cpu")
 HEADER = HERE / "dripstone_cuda.h"
@@ -421,7 +421,7 @@ def _arg_kind(a: object) -> tuple[str, int, np.ndarray | None]:
 
 
 def _limit_s() -> int:
-    from grader.grading import timeout
+    from grader.core import timeout
 
     return math.ceil(timeout.limit_s()) or DEFAULT_LIMIT_S
 
@@ -686,52 +686,3 @@ def _race_message(runner: Runner, launch: str, buffer: int, offset: int, args: l
 # ---- make gpu-check: the CPU executor's verdicts against the GPU's, for every .cu file ----------------------
 
 FORCE_ENV = "DRIPSTONE_CUDA_EXECUTOR"  # "cpu": .cu correctness tests use the CPU executor even on a GPU
-
-
-def compare_with_gpu(units: Sequence[str] = ()) -> list[str]:
-    """For each .cu solution and known implementation: the .cu tests graded on the GPU and on the CPU executor;
-    one line per file, ``DIFFER`` where a test's status differs (run where a GPU is lent: .ci/gpu-check)."""
-    from grader import api
-    from grader.authoring import known
-    from grader.grading.target import REPO_ROOT
-
-    lines = []
-    for unit in units or sorted(p.parent.name for p in (REPO_ROOT / "solutions").glob("*/*.cu")):
-        impls = [k for kind in ("known_wrong", "known_right") for k in known.known_impls(unit, kind)
-                 if k.path.suffix == ".cu"]
-        exercises = sorted({e for k in impls for e in k.exercises})
-        for name, impl in [("solutions", None), *((k.name, k) for k in impls)]:
-            with tempfile.TemporaryDirectory(prefix="dripstone-cu-verdicts-") as tmp:
-                target = known.build_target(impl, Path(tmp)) if impl else REPO_ROOT / "solutions"
-                verdicts = {}
-                for executor in ("gpu", "cpu"):
-                    os.environ[FORCE_ENV] = executor
-                    try:
-                        report = api.grade(target, units=[unit], exercises=exercises)
-                    finally:
-                        os.environ.pop(FORCE_ENV, None)
-                    verdicts[executor] = {r.nodeid: r.status.value for r in report.results if r.executor}
-            gpu, cpu = verdicts["gpu"], verdicts["cpu"]
-            differ = [f"{n}: GPU {gpu.get(n)}, CPU {cpu.get(n)}" for n in sorted(gpu.keys() | cpu.keys())
-                      if gpu.get(n) != cpu.get(n)]
-            status = "DIFFER" if differ or not gpu else "same"
-            lines.append(f"{status} {unit} {name}: {len(gpu)} test(s) on the GPU, {len(cpu)} on the CPU executor"
-                         + "".join(f"\n    {d}" for d in differ))
-    return lines
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m grader.kernels.cuda_cpu compare [UNIT ...]``: :func:`compare_with_gpu`, exit 1 on a difference."""
-    import sys
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] != "compare":
-        print("usage: python -m grader.kernels.cuda_cpu compare [UNIT ...]", file=sys.stderr)
-        return 2
-    lines = compare_with_gpu(args[1:])
-    print("\n".join(lines))
-    return int(any(not line.startswith("same ") for line in lines))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -17,7 +17,7 @@ Two kinds of CUDA exercise, two CPU tiers, one GPU tier:
   ptxas' verbose report gives registers, shared memory, stack and spills per kernel, and the PTX
   shows what the kernel does (``shfl.sync``, ``ld.shared``, ``ld.global.v4``). Tests hold those
   against what the lesson teaches (efficiency tier). Running them (correctness, gpu_perf) needs a
-  device (:func:`launch`), or for correctness the CPU executor (:func:`run_kernel`, grader.kernels.cuda_cpu),
+  device (:func:`launch`), or for correctness the CPU executor (:func:`run_kernel`, grader.instrument.cuda_cpu),
   which also counts their shared-memory bank conflicts per line (:func:`bank_conflicts`).
 
 A stub's unwritten region is ``DRIPSTONE_TODO("TODO: ...");`` (a macro that traps if launched, so the
@@ -42,8 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.grading import target
-from grader.grading.target import SubmissionError
+from grader.core import target
+from grader.core.target import SubmissionError
 
 SIM_ENV = "NUMBA_ENABLE_CUDASIM"
 TODO_MACRO = "DRIPSTONE_TODO"
@@ -258,11 +258,11 @@ def require_device() -> None:
     """Skip as "pending GPU" (neither 0 nor a pass) where no CUDA device can run a compiled kernel."""
     import pytest
 
-    from grader.kernels import perf
+    from grader.instrument import device as dev
 
-    if not perf.gpu_available():
+    if not dev.gpu_available():
         pytest.skip(
-            f"{perf.PENDING_GPU}: this test runs the compiled CUDA C++ kernel on a GPU; its NVRTC checks ran here"
+            f"{dev.PENDING_GPU}: this test runs the compiled CUDA C++ kernel on a GPU; its NVRTC checks ran here"
         )
 
 
@@ -273,12 +273,13 @@ def kernel_device() -> str:
     """
     import pytest
 
-    from grader.kernels import cuda_cpu, perf
+    from grader.instrument import cuda_cpu
+    from grader.instrument import device as dev
 
     forced = os.environ.get(cuda_cpu.FORCE_ENV)  # make gpu-check grades each .cu file both ways
-    device = "cuda" if perf.gpu_available() and not perf.dry_run() and forced != "cpu" else "cpu"
+    device = "cuda" if dev.gpu_available() and not dev.dry_run() and forced != "cpu" else "cpu"
     if device == "cpu" and not cuda_cpu.available():
-        pytest.skip(f"{perf.PENDING_GPU}: this test runs the CUDA C++ kernel on a GPU, or on the CPU executor, "
+        pytest.skip(f"{dev.PENDING_GPU}: this test runs the CUDA C++ kernel on a GPU, or on the CPU executor, "
                     "which needs g++ on x86-64 Linux; its NVRTC checks ran here")
     _executors.append(GPU_EXECUTOR if device == "cuda" else cuda_cpu.EXECUTOR)
     return device
@@ -302,7 +303,7 @@ def run_kernel(source: CudaSource, name: str, grid: tuple[int, ...], block: tupl
     if device == "cuda":
         launch(source.compile(arch=device_arch()), name, grid, block, args, shared_bytes=shared_bytes)
         return
-    from grader.kernels import cuda_cpu
+    from grader.instrument import cuda_cpu
 
     names = re.findall(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(', source.text)
     runner = cuda_cpu.compile_cpu(source.text, source.label, sorted({*names, name}))
@@ -310,15 +311,15 @@ def run_kernel(source: CudaSource, name: str, grid: tuple[int, ...], block: tupl
 
 
 def bank_report(data: dict):
-    """A :class:`grader.kernels.cuda_cpu.BankConflicts` back from its ``as_dict()`` (an on_device check's answer)."""
-    from grader.kernels import cuda_cpu
+    """A :class:`grader.instrument.cuda_cpu.BankConflicts` back from its ``as_dict()`` (an on_device check's answer)."""
+    from grader.instrument import cuda_cpu
 
     return cuda_cpu.BankConflicts.from_dict(data)
 
 
 def can_count_banks() -> bool:
     """Whether :func:`bank_conflicts` can run here (the CPU executor's g++ on x86-64 Linux)."""
-    from grader.kernels import cuda_cpu
+    from grader.instrument import cuda_cpu
 
     return cuda_cpu.available()
 
@@ -326,16 +327,16 @@ def can_count_banks() -> bool:
 def bank_conflicts(source: CudaSource, name: str, grid: tuple[int, ...], block: tuple[int, ...],
                    args: Sequence[object], *, shared_bytes: int = 0):
     """The shared-memory bank conflicts of one launch of kernel ``name``, per line of ``source``
-    (:class:`grader.kernels.cuda_cpu.BankConflicts`): counted on the CPU executor whatever the device (a
+    (:class:`grader.instrument.cuda_cpu.BankConflicts`): counted on the CPU executor whatever the device (a
     GPU's counters need a profiler), on host copies of ``args``, which are not written back."""
-    from grader.kernels import cuda_cpu
+    from grader.instrument import cuda_cpu
 
     if not cuda_cpu.available():
         import pytest
 
-        from grader.kernels import perf
+        from grader.instrument import device as dev
 
-        pytest.skip(f"{perf.PENDING_GPU}: counting bank conflicts needs the CPU executor (g++ on x86-64 Linux)")
+        pytest.skip(f"{dev.PENDING_GPU}: counting bank conflicts needs the CPU executor (g++ on x86-64 Linux)")
     host = [a.detach().cpu() if hasattr(a, "detach") else a for a in args]
     return cuda_cpu.bank_conflicts(source.text, source.label, name, grid, block, host, shared_bytes=shared_bytes)
 
@@ -725,13 +726,13 @@ def run_sim_kernel(name: str, fn, *args) -> tuple[np.ndarray, SimTraffic]:
     """Call a learner's launcher on device copies of the numpy ``args``; host result and traffic.
 
     The launcher must return a device array (``cuda.device_array``) that its kernels wrote in full,
-    leave its inputs unchanged and never copy to the host. In batch grading (grader.grading.boundary) the
+    leave its inputs unchanged and never copy to the host. In batch grading (grader.instrument.worker) the
     simulated launch runs in the learner's worker and only the host result and the counts come back.
     """
-    from grader.grading import boundary
+    from grader.instrument import worker
 
-    if boundary.enabled():
-        host, counts = boundary.call(name, _sim_kernel_as_data, (name, fn, *args), {}, inputs_read_only=False)
+    if worker.enabled():
+        host, counts = worker.call(name, _sim_kernel_as_data, (name, fn, *args), {}, inputs_read_only=False)
         return host.numpy(), SimTraffic(**counts)
     return _run_sim_kernel_here(name, fn, *args)
 

@@ -1,6 +1,6 @@
 """Static tamper audit of a submission, done by the judge before any of the submission's code runs.
 
-The kernel guard (:mod:`grader.kernels.guard`) and the traffic counters (:mod:`grader.kernels.traffic`) run in the
+The kernel guard (:mod:`grader.instrument.guard`) and the traffic counters (:mod:`grader.instrument.traffic`) run in the
 process that runs the learner's code, so Python in the same process could switch them off: pop the
 torch-function mode stack, patch the interpreter's hooks, rewrite the counters. Nothing in-process
 can stop that. What the judge *can* do, out of the submission's reach, is read its source first.
@@ -51,7 +51,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.grading.target import display_path
+from grader.core.target import display_path
 
 DENIED_MODULES = frozenset(
     {

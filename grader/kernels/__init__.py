@@ -1,1 +1,0 @@
-"""Kernel instrumentation: counted traffic, the compute guard, the static audit, interpreter fixes, CUDA, gpu_perf."""
