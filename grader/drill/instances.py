@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from grader.drill import live
+from grader.drill import solutions
 from grader.drill.template import Params, Step, Template
 from grader.i18n import LANG_ENV
 
@@ -51,7 +51,7 @@ def rng_for(t: Template, seed: int) -> random.Random:
 def make(t: Template, seed: int) -> Instance:
     """Instance ``seed`` of ``t``, computed with the live solution function."""
     p = t.params(rng_for(t, seed))
-    answer = t.answer(p, live.function(t.solution))
+    answer = t.answer(p, solutions.function(t.solution))
     if t.kind == "numeric":
         answer = answer if isinstance(answer, int) else float(answer)  # exact ints stay exact (JSON holds them)
     elif t.kind == "order":
@@ -74,7 +74,7 @@ def bank_data(path: Path = DATA_FILE) -> dict[str, list[dict[str, Any]]]:
 
 def draw(t: Template, rng: random.Random) -> Instance | None:
     """A fresh instance of ``t``: live when its solution file exists, else one from the bank data, else None."""
-    if live.available(t.solution):
+    if solutions.available(t.solution):
         return make(t, rng.randrange(2**31))
     stored = bank_data().get(t.id)
     if not stored:
@@ -83,7 +83,7 @@ def draw(t: Template, rng: random.Random) -> Instance | None:
 
 
 def servable(t: Template) -> bool:
-    return live.available(t.solution) or bool(bank_data().get(t.id))
+    return solutions.available(t.solution) or bool(bank_data().get(t.id))
 
 
 def build(templates: tuple[Template, ...], per_template: int, path: Path = DATA_FILE) -> dict[str, int]:

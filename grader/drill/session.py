@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader.drill import bank, instances, live, rubric, select, units
+from grader.drill import bank, instances, quantities, rubric, select, solutions
 from grader.drill.instances import Instance
 from grader.drill.store import Store
 from grader.drill.template import Design, Template, run_total
@@ -212,7 +212,7 @@ class Session:
         rng = random.Random(seed)
         minutes = o.minutes or (MOCK_MINUTES if o.mock else None)
         pool = [t for t in bank.all_templates() if (not o.topics or t.topic in o.topics) and instances.servable(t)]
-        source = "live" if pool and all(live.available(t.solution) for t in pool) else "bank"
+        source = "live" if pool and all(solutions.available(t.solution) for t in pool) else "bank"
         sid = self.store.start_session("mock" if o.mock else "drill", seed, source)
         cards = self.store.cards()
         chosen = (select.mock if o.mock else select.pick)(pool, cards, sid, o.n, rng)
@@ -269,7 +269,7 @@ class Session:
             clock=clock.label(), where=where, topic=_(t.topic), difficulty=t.difficulty, id=t.id))
         self.io.say(_wrap(shown_prompt(t, inst)))
         for j, opt in enumerate(inst.options):
-            self.io.say(f"   {units.LETTERS[j]}) {_(opt)}")
+            self.io.say(f"   {quantities.LETTERS[j]}) {_(opt)}")
         hint = {"choice": _("a letter"), "order": _("the letters in order")}.get(t.kind) or \
             _("e.g. in {units}").format(units=", ".join(t.accept[:3]) or _("a number"))
         start = clock.elapsed()
@@ -278,9 +278,8 @@ class Session:
         if typed is None or typed.strip().lower() in QUIT:
             return False
         skipped = typed.strip().lower() in SKIP
-        verdict = units.Verdict("skipped", _("skipped: the answer is {answer}").format(answer=_expected(t, inst))) \
-            if skipped \
-            else _judge(t, inst, typed)
+        verdict = quantities.Verdict("skipped", _("skipped: the answer is {answer}").format(
+            answer=_expected(t, inst))) if skipped else _judge(t, inst, typed)
         self.io.say(f"  {'✓' if verdict.right else '✗'} {verdict.message}  ({seconds:.0f} s)")
         self._derivation(t, inst)
         before = self.store.card(t.id)
@@ -300,9 +299,9 @@ class Session:
         self.io.say(_("  Derivation ({source}):").format(source=_(t.source)) if t.source else _("  Derivation:"))
         for s in inst.steps:
             op = {"=": " "}.get(s.op, s.op)
-            self.io.say(f"    {op} {units.show(s.value, s.unit):>18}   {s.text()}")
+            self.io.say(f"    {op} {quantities.show(s.value, s.unit):>18}   {s.text()}")
         if t.kind == "numeric":
-            self.io.say(f"    = {units.fmt(run_total(inst.steps), t.unit_of_answer, t.accept):>18}   " +
+            self.io.say(f"    = {quantities.fmt(run_total(inst.steps), t.unit_of_answer, t.accept):>18}   " +
                         _("(the graded {function})").format(
                             function=f"{t.solution[0]}/{t.solution[1]}.py::{t.solution[2]}"))
         self.io.say(_("  Lecture: {url}").format(url=t.lecture))
@@ -409,17 +408,17 @@ def _designs(topics: tuple[str, ...]) -> list[Design]:
     return [d for d in bank.all_designs() if not topics or d.topic in topics]
 
 
-def _judge(t: Template, inst: Instance, typed: str) -> units.Verdict:
+def _judge(t: Template, inst: Instance, typed: str) -> quantities.Verdict:
     if t.kind == "choice":
-        return units.check_choice(typed, inst.options, inst.answer)
+        return quantities.check_choice(typed, inst.options, inst.answer)
     if t.kind == "order":
-        return units.check_order(typed, inst.options, inst.answer)
-    return units.check(typed, float(inst.answer), t.unit_of_answer, t.rtol, t.accept)
+        return quantities.check_order(typed, inst.options, inst.answer)
+    return quantities.check(typed, float(inst.answer), t.unit_of_answer, t.rtol, t.accept)
 
 
 def _expected(t: Template, inst: Instance) -> str:
     if t.kind == "numeric":
-        return units.fmt(float(inst.answer), t.unit_of_answer, t.accept)
+        return quantities.fmt(float(inst.answer), t.unit_of_answer, t.accept)
     if t.kind == "choice":
         return str(inst.answer)
     return " > ".join(inst.answer)

@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from grader.drill import bank, instances, live, units
+from grader.drill import bank, instances, quantities, solutions
 from grader.drill.template import TOPICS, run_total
 
 N = 200
@@ -28,8 +28,8 @@ def test_the_bank_loads_with_unique_ids_and_declared_topics() -> None:
 
 @pytest.mark.parametrize("t", TEMPLATES, ids=lambda t: t.id)
 def test_template_proof(t) -> None:
-    assert live.available(t.solution), f"{t.id}: solutions/{t.solution[0]}/{t.solution[1]}.py is missing"
-    fn = live.function(t.solution)
+    assert solutions.available(t.solution), f"{t.id}: solutions/{t.solution[0]}/{t.solution[1]}.py is missing"
+    fn = solutions.function(t.solution)
     for seed in range(N):
         inst = instances.make(t, seed)
         where = f"{t.id} seed {seed} (params {inst.params})"
@@ -41,13 +41,13 @@ def test_template_proof(t) -> None:
         elif t.kind == "choice":
             assert inst.answer in inst.options, f"{where}: the answer {inst.answer!r} is not one of the options"
             i = inst.options.index(inst.answer)
-            assert units.check_choice(units.LETTERS[i], inst.options, inst.answer).right
-            wrong = units.LETTERS[(i + 1) % len(inst.options)]
-            assert not units.check_choice(wrong, inst.options, inst.answer).right, f"{where}: options repeat"
+            assert quantities.check_choice(quantities.LETTERS[i], inst.options, inst.answer).right
+            wrong = quantities.LETTERS[(i + 1) % len(inst.options)]
+            assert not quantities.check_choice(wrong, inst.options, inst.answer).right, f"{where}: options repeat"
         else:
             assert sorted(inst.answer) == sorted(inst.options), f"{where}: the answer is not an order of the options"
-            typed = " ".join(units.LETTERS[inst.options.index(a)] for a in inst.answer)
-            assert units.check_order(typed, inst.options, inst.answer).right
+            typed = " ".join(quantities.LETTERS[inst.options.index(a)] for a in inst.answer)
+            assert quantities.check_order(typed, inst.options, inst.answer).right
 
 
 def _numeric(t, inst, where: str) -> None:
@@ -56,12 +56,12 @@ def _numeric(t, inst, where: str) -> None:
     assert math.isclose(total, answer, rel_tol=1e-9, abs_tol=1e-300), (
         f"{where}: the derivation adds up to {total!r}, the solution function says {answer!r}: fix the steps")
     for u in (*t.accept, t.unit_of_answer if t.unit_of_answer not in ("1", "ratio") else ""):
-        typed = units.in_unit(answer, t.unit_of_answer, u) if u else f"{answer:.6g}"
-        verdict = units.check(typed, answer, t.unit_of_answer, t.rtol, t.accept)
+        typed = quantities.in_unit(answer, t.unit_of_answer, u) if u else f"{answer:.6g}"
+        verdict = quantities.check(typed, answer, t.unit_of_answer, t.rtol, t.accept)
         assert verdict.right, f"{where}: {typed!r} rejected ({verdict.message})"
     if answer:
-        off = units.in_unit(answer * 1.5, t.unit_of_answer, t.accept[0] if t.accept else t.unit_of_answer)
-        verdict = units.check(off, answer, t.unit_of_answer, t.rtol, t.accept)
+        off = quantities.in_unit(answer * 1.5, t.unit_of_answer, t.accept[0] if t.accept else t.unit_of_answer)
+        verdict = quantities.check(off, answer, t.unit_of_answer, t.rtol, t.accept)
         assert verdict.kind == "wrong_number", f"{where}: {off!r} (1.5× the answer) was judged {verdict.kind}"
 
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from grader.drill import bank, instances, session, units
+from grader.drill import bank, instances, quantities, session
 from grader.drill.store import Store
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -62,14 +62,14 @@ def _questions(out: str) -> dict[str, tuple[str, list[str]]]:
 def test_wrong_unit_and_right_verdicts_in_chinese(monkeypatch) -> None:
     monkeypatch.setenv("DRIPSTONE_LANG", "zh")
     accept = ("GB", "GiB", "TB", "B")
-    right = units.check("140 GB", 140e9, "B", 0.01, accept)
-    wrong_unit = units.check("140 GiB", 140e9, "B", 0.01, accept)
-    wrong = units.check("150 GB", 140e9, "B", 0.01, accept)
+    right = quantities.check("140 GB", 140e9, "B", 0.01, accept)
+    wrong_unit = quantities.check("140 GiB", 140e9, "B", 0.01, accept)
+    wrong = quantities.check("150 GB", 140e9, "B", 0.01, accept)
     assert (right.kind, wrong_unit.kind, wrong.kind) == ("right", "wrong_unit", "wrong_number")
     assert right.message.startswith("正确") and "140 GB" in right.message
     assert "数值在 GB 下是对的，不是 GiB" in wrong_unit.message and "GiB = 2^30 B" in wrong_unit.message
     assert wrong.message.startswith("数值错误")
-    assert units.check("140 ms", 140e9, "B", 0.01, accept).message.startswith("'ms' 度量的是时间")
+    assert quantities.check("140 ms", 140e9, "B", 0.01, accept).message.startswith("'ms' 度量的是时间")
 
 
 @pytest.mark.parametrize(("typed", "ascii_form"), [
@@ -77,7 +77,7 @@ def test_wrong_unit_and_right_verdicts_in_chinese(monkeypatch) -> None:
     ("约 130.4 GiB", "130.4 GiB"), ("１，０２４ tokens", "1,024 tokens"),
 ])
 def test_answers_parse_the_same_in_both_languages(typed, ascii_form) -> None:
-    assert units.parse(typed) == units.parse(ascii_form)
+    assert quantities.parse(typed) == quantities.parse(ascii_form)
 
 
 def test_every_template_renders_its_question_and_derivation_in_chinese(monkeypatch) -> None:
@@ -122,7 +122,7 @@ def test_choice_options_are_shown_translated_and_answered_by_letter(tmp_path, mo
     inst = instances.Instance.from_json(instances.bank_data()[t.id][0])
     monkeypatch.setenv("DRIPSTONE_LANG", "zh")
     out = io.StringIO()
-    s = session.Session(session.Options(), session.Scripted([units.LETTERS[inst.options.index(inst.answer)]], out),
+    s = session.Session(session.Options(), session.Scripted([quantities.LETTERS[inst.options.index(inst.answer)]], out),
                         Store(tmp_path / "h.sqlite3"))
     s._ask(t, inst, "Q1/1", session.Clock(None), s.store.start_session("drill", 1, "bank"))
     text = out.getvalue()
