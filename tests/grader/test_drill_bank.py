@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -17,6 +18,7 @@ from grader.drill.template import TOPICS, run_total
 
 N = 200
 TEMPLATES = bank.all_templates()
+ZERO_COUNT = re.compile(r"\b(?:first|last) 0 |前 0 个")  # "the first 0 tokens' KV": say "none" instead
 
 
 def test_the_bank_loads_with_unique_ids_and_declared_topics() -> None:
@@ -36,6 +38,7 @@ def test_template_proof(t) -> None:
         json.dumps(inst.to_json())  # the bank data file must hold it
         assert inst.answer == t.answer(inst.params, fn), f"{where}: the answer is not the solution function's"
         assert inst.prompt.strip() and "{" not in inst.prompt, f"{where}: prompt not rendered: {inst.prompt!r}"
+        assert not ZERO_COUNT.search(inst.prompt), f"{where}: a count of zero reads wrong: {inst.prompt!r}"
         if t.kind == "numeric":
             _numeric(t, inst, where)
         elif t.kind == "choice":
@@ -76,3 +79,20 @@ def test_the_bank_data_file_is_fresh() -> None:
             assert json.loads(json.dumps(live_one)) == d, (
                 f"{t.id} seed {seed}: the bank data file differs from the live solution: run `python -m grader "
                 "drill build` and commit grader/drill/bank_data.json.gz")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_l35_kv_transfer_never_reads_first_0_tokens(lang, monkeypatch) -> None:
+    """A decode node with nothing cached is said to hold none of the KV (both languages, live and from the bank)."""
+    monkeypatch.setenv("DRIPSTONE_LANG", lang)
+    t = next(t for t in TEMPLATES if t.id == "l35.kv_transfer_bytes")
+    drawn = [t.params(instances.rng_for(t, seed)) for seed in range(500)]
+    drawn += [d["params"] for d in instances.bank_data()[t.id]]  # what a release serves, rendered in this language
+    assert {p["cached"] == 0 for p in drawn} == {True, False}, "the draw should cover both cases"
+    for p in drawn:
+        text = t.render(p)
+        assert "first 0" not in text and "前 0 个" not in text and not ZERO_COUNT.search(text), text
+        if p["cached"] == 0:
+            assert ("holds none of its KV" if lang == "en" else "尚未持有其任何 KV") in text, text
+    for d in instances.bank_data()[t.id]:
+        assert "first 0 tokens" not in d["prompt"], f"stale bank data: {d['prompt']!r}"
