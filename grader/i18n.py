@@ -17,6 +17,8 @@ on a learner-facing string of the grader, or of a unit that has a README.zh.md, 
 from __future__ import annotations
 
 import ast
+import contextlib
+import contextvars
 import functools
 import os
 import sys
@@ -30,12 +32,29 @@ TRANSLATED = "zh"  # the language the catalogs translate into
 LANG_ENV = "DRIPSTONE_LANG"
 
 
+_SPEAKING: contextvars.ContextVar[str | None] = contextvars.ContextVar("dripstone_speaking", default=None)
+
+
 def language() -> str:
-    """``"zh"`` or ``"en"``: DRIPSTONE_LANG, else the first locale variable that is set (POSIX order)."""
+    """``"zh"`` or ``"en"``: :func:`speaking`'s language inside it, else DRIPSTONE_LANG, else the first locale
+    variable that is set (POSIX order)."""
+    if _SPEAKING.get():
+        return str(_SPEAKING.get())
     chosen = os.environ.get(LANG_ENV, "").strip().lower()
     if not chosen:
         chosen = next((os.environ[v] for v in ("LC_ALL", "LC_MESSAGES", "LANG") if os.environ.get(v)), "").lower()
     return "zh" if chosen.startswith("zh") else "en"
+
+
+@contextlib.contextmanager
+def speaking(lang: str) -> Iterator[None]:
+    """Texts in ``lang`` inside the block, whatever the learner's language (this thread only: a text stored in
+    English, such as the drill's history, is rendered so while another thread goes on printing in Chinese)."""
+    token = _SPEAKING.set(lang if lang in LANGUAGES else "en")
+    try:
+        yield
+    finally:
+        _SPEAKING.reset(token)
 
 
 def catalog_path(unit: str | None = None, root: Path = REPO) -> Path:

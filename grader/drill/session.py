@@ -267,7 +267,8 @@ class Session:
         """One question: prompt, answer, verdict, derivation, history; False when the candidate quit."""
         self.io.say("\n" + _("{clock}  {where} · {topic} · difficulty {difficulty} · {id}").format(
             clock=clock.label(), where=where, topic=_(t.topic), difficulty=t.difficulty, id=t.id))
-        self.io.say(_wrap(shown_prompt(t, inst)))
+        shown = shown_prompt(t, inst)
+        self.io.say(_wrap(shown))
         for j, opt in enumerate(inst.options):
             self.io.say(f"   {quantities.LETTERS[j]}) {_(opt)}")
         hint = {"choice": _("a letter"), "order": _("the letters in order")}.get(t.kind) or \
@@ -292,7 +293,7 @@ class Session:
         back = _("next session") if card.box == 1 else _("in {n} sessions").format(n=card.due - sid)
         was = _("box {box}").format(box=before.box) if before else _("new")
         self.io.say(_("  (Leitner: {was} → box {box}, comes back {back})").format(was=was, box=card.box, back=back))
-        self.results.append(row)
+        self.results.append({**row, "prompt": shown})  # the report: the question as the learner read it
         return True
 
     def _derivation(self, t: Template, inst: Instance) -> None:
@@ -311,7 +312,8 @@ class Session:
         self.io.say("\n" + _("{clock}  System design {i}/{k} · {topic} · about {minutes} minutes · {id}").format(
             clock=clock.label(), i=i, k=k, topic=_(d.topic), minutes=d.minutes, id=d.id))
         start = clock.elapsed()
-        text = self.io.ask_block(_wrap(_(d.prompt)))
+        shown = _(d.prompt)
+        text = self.io.ask_block(_wrap(shown))
         if text is None:
             return False
         seconds = clock.elapsed() - start
@@ -341,7 +343,7 @@ class Session:
                "self_points": sum(ok for _, ok in selfs), "self_total": len(selfs)}
         self.store.record(sid, {**row, "detail": {"checked": [[p.text, ok] for p, ok in auto],
                                                   "self": [[p.text, ok] for p, ok in selfs]}})
-        self.results.append(row)
+        self.results.append({**row, "prompt": shown})
         return True
 
     # --- the report --------------------------------------------------------------------------------------

@@ -97,6 +97,19 @@ def test_the_language_follows_dripstone_lang_then_the_locale(monkeypatch):
     assert i18n.language() == "en"
 
 
+def test_speaking_overrides_the_language_in_this_thread_only(monkeypatch):
+    import threading
+
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    seen = []
+    with i18n.speaking("en"):
+        assert i18n.language() == "en"
+        other = threading.Thread(target=lambda: seen.append(i18n.language()))
+        other.start()
+        other.join()
+    assert seen == ["zh"] and i18n.language() == "zh"
+
+
 def test_text_without_a_translation_stays_english_and_english_is_never_translated(monkeypatch):
     some = next(iter(i18n._read(i18n.catalog_path()).items()))
     monkeypatch.setenv("DRIPSTONE_LANG", "en")
