@@ -21,7 +21,9 @@ import contextlib
 import contextvars
 import functools
 import os
+import re
 import sys
+import unicodedata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -101,6 +103,87 @@ def localized(path: Path) -> Path:
         return path
     other = path.with_name(f"{path.stem}.{language()}{path.suffix}")
     return other if other.is_file() else path
+
+
+# ---- text on a terminal: columns, not characters --------------------------------------------------------------
+
+# a wide character (Chinese, full-width forms: East Asian Width W or F) takes two terminal columns
+_WIDE = ("W", "F")
+# Chinese punctuation that must not start a line (it stays with the character before) or end one (with the next)
+_NO_LINE_START = frozenset("，。、；：？！）》」』】〕〉…’”%")
+_NO_LINE_END = frozenset("（《「『【〔〈‘“")
+_ATOMS = re.compile(r"\s+|\S")
+
+
+def char_columns(c: str) -> int:
+    """The terminal columns of one character: 2 for a wide one, 0 for a combining mark or a format character."""
+    if unicodedata.combining(c) or unicodedata.category(c) == "Cf":
+        return 0
+    return 2 if unicodedata.east_asian_width(c) in _WIDE else 1
+
+
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes (a Chinese character two, a Latin letter one)."""
+    return sum(char_columns(c) for c in text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` followed by spaces up to ``width`` columns (``f"{text:<{width}}"`` counts characters)."""
+    return text + " " * max(0, width - columns(text))
+
+
+def _atoms(line: str) -> list[str]:
+    """The pieces a line may break between: runs of whitespace, words of narrow characters, and single wide
+    characters (Chinese breaks between any two), each closing punctuation glued to what precedes it and each
+    opening one to what follows."""
+    atoms: list[str] = []
+    for m in _ATOMS.finditer(line):
+        c = m.group()
+        glue_left = atoms and not atoms[-1].isspace() and (
+            c in _NO_LINE_START or atoms[-1][-1] in _NO_LINE_END
+            or (not c.isspace() and char_columns(c) < 2 and char_columns(atoms[-1][-1]) < 2))
+        if glue_left:
+            atoms[-1] += c
+        else:
+            atoms.append(c)
+    return atoms
+
+
+def wrap(text: str, width: int = 100) -> str:
+    """``text`` wrapped to lines of at most ``width`` terminal columns (``textwrap.fill`` counts characters, and a
+    Chinese character takes two columns): Latin words break at spaces, Chinese between characters, a word longer
+    than a line is cut; each line of ``text`` wraps on its own (blank lines and leading indentation stay)."""
+    return "\n".join(_wrap_line(line, max(1, width)) for line in text.split("\n"))
+
+
+def _wrap_line(line: str, width: int) -> str:
+    lines: list[str] = []
+    cur, used, space = "", 0, ""
+    for atom in _atoms(line):
+        if atom.isspace():
+            if cur:
+                space = atom
+            elif not lines:  # the paragraph's indentation
+                cur, used = atom, columns(atom)
+            continue
+        w = columns(atom)
+        gap = columns(space) if cur else 0
+        if used + gap + w <= width:
+            cur, used = cur + (space if cur else "") + atom, used + gap + w
+        else:
+            if cur.strip():  # (indentation alone, with a word longer than the line after it, is dropped)
+                lines.append(cur.rstrip())
+            while columns(atom) > width:  # longer than a line: cut it (one character at least per line)
+                cut = 1
+                while cut < len(atom) and columns(atom[: cut + 1]) <= width:
+                    cut += 1
+                lines.append(atom[:cut])
+                atom = atom[cut:]
+            cur, used = atom, columns(atom)
+        space = ""
+    if cur.strip() or not lines:
+        lines.append(cur.rstrip() if cur.strip() else "")
+    return "\n".join(lines)
 
 
 # ---- course authors: extract and check -----------------------------------------------------------------------

@@ -26,11 +26,12 @@ from grader.drill import bank, instances, quantities, rubric, select, solutions
 from grader.drill.instances import Instance
 from grader.drill.store import Store
 from grader.drill.template import Design, Template, run_total
-from grader.i18n import _, language
+from grader.i18n import _, language, wrap
 
 MOCK_MINUTES = 45
 MOCK_QUESTIONS = 12
 MOCK_DESIGNS = 2
+WIDTH = 100  # terminal columns of a question (a Chinese character takes two)
 QUIT = ("q", "quit", "exit", "退出")
 SKIP = ("", "skip", "?", "pass", "跳过", "？")
 
@@ -268,7 +269,7 @@ class Session:
         self.io.say("\n" + _("{clock}  {where} · {topic} · difficulty {difficulty} · {id}").format(
             clock=clock.label(), where=where, topic=_(t.topic), difficulty=t.difficulty, id=t.id))
         shown = shown_prompt(t, inst)
-        self.io.say(_wrap(shown))
+        self.io.say(wrap(shown, WIDTH))
         for j, opt in enumerate(inst.options):
             self.io.say(f"   {quantities.LETTERS[j]}) {_(opt)}")
         hint = {"choice": _("a letter"), "order": _("the letters in order")}.get(t.kind) or \
@@ -313,7 +314,7 @@ class Session:
             clock=clock.label(), i=i, k=k, topic=_(d.topic), minutes=d.minutes, id=d.id))
         start = clock.elapsed()
         shown = _(d.prompt)
-        text = self.io.ask_block(_wrap(shown))
+        text = self.io.ask_block(wrap(shown, WIDTH))
         if text is None:
             return False
         seconds = clock.elapsed() - start
@@ -431,12 +432,3 @@ def _group(rows: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any
     for r in rows:
         out.setdefault(r[key], []).append(r)
     return out
-
-
-def _wrap(text: str, width: int = 100) -> str:
-    """Lines of about ``width`` columns; a Chinese character is two columns wide, so Chinese text wraps sooner."""
-    import textwrap
-
-    if any("\u4e00" <= c <= "\u9fff" for c in text):
-        width = width * 3 // 5
-    return "\n".join(textwrap.fill(p, width) for p in text.split("\n"))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.i18n import _
+from grader.i18n import _, pad
 
 BOXES = 5
 WAIT = {1: 1, 2: 2, 3: 4, 4: 8, 5: 16}  # sessions until a card in this box is due again
@@ -199,8 +199,7 @@ def chart(stats: list[TopicStats], width: int = 30) -> list[str]:
     for s in sorted(stats, key=lambda s: s.topic):
         full = round(s.accuracy * width)
         name = _(s.topic)
-        pad = 14 - sum(2 if ord(c) > 0x2E80 else 1 for c in name)  # a CJK character is two columns wide
-        lines.append(f"  {name}{' ' * max(1, pad)} {'█' * full}{'░' * (width - full)} {s.accuracy:4.0%}  " +
+        lines.append(f"  {pad(name, 13)}  {'█' * full}{'░' * (width - full)} {s.accuracy:4.0%}  " +
                      _("{correct}/{attempts}, median {median} s").format(correct=s.correct, attempts=s.attempts,
                                                                        median=f"{s.median_s:.0f}"))
     return lines

@@ -215,3 +215,22 @@ def test_an_older_history_file_still_exports(tmp_path, monkeypatch) -> None:
         assert [r["prompt"] for r in rows[:3]] == [p for _q, _k, p, _p in old[:3]], "the recorded text, as it was"
         assert rows[4]["prompt"] == (design.prompt if lang == "en" else translate(design.prompt))
         assert CJK.search(rows[4]["prompt"]) if lang == "zh" else not CJK.search(rows[4]["prompt"])
+
+
+def test_a_chinese_question_wraps_to_the_terminal_columns(tmp_path, monkeypatch) -> None:
+    """A Chinese character takes two columns: the longest Chinese question still fits session.WIDTH columns."""
+    from grader.i18n import columns
+
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    shown = {(t, d["template"]): session.shown_prompt(t, instances.Instance.from_json(d))
+             for t in bank.all_templates() if t.kind == "numeric" for d in instances.bank_data()[t.id][:1]}
+    (t, _id), text = max(shown.items(), key=lambda kv: columns(kv[1]))
+    assert columns(text) > 2 * session.WIDTH, "a question long enough to wrap"
+    inst = instances.Instance.from_json(instances.bank_data()[t.id][0])
+    out = io.StringIO()
+    s = session.Session(session.Options(), session.Scripted([""], out), Store(tmp_path / "h.sqlite3"))
+    s._ask(t, inst, "Q1/1", session.Clock(None), s.store.start_session("drill", 1, "bank"))
+    lines = out.getvalue().splitlines()
+    question = lines[2:next(i for i, line in enumerate(lines) if line.startswith("[⏱"))]
+    assert len(question) > 2 and "".join(question).replace(" ", "") == text.replace(" ", ""), question
+    assert max(columns(line) for line in question) <= session.WIDTH, [columns(line) for line in question]
