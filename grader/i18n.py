@@ -17,8 +17,13 @@ without one.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import os
+import re
+import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 GRADER = Path(__file__).resolve().parent
@@ -28,12 +33,29 @@ TRANSLATED = "zh"  # the language the catalogs translate into
 LANG_ENV = "DRIPSTONE_LANG"
 
 
+_SPEAKING: contextvars.ContextVar[str | None] = contextvars.ContextVar("dripstone_speaking", default=None)
+
+
 def language() -> str:
-    """``"zh"`` or ``"en"``: DRIPSTONE_LANG, else the first locale variable that is set (POSIX order)."""
+    """``"zh"`` or ``"en"``: :func:`speaking`'s language inside it, else DRIPSTONE_LANG, else the first locale
+    variable that is set (POSIX order)."""
+    if _SPEAKING.get():
+        return str(_SPEAKING.get())
     chosen = os.environ.get(LANG_ENV, "").strip().lower()
     if not chosen:
         chosen = next((os.environ[v] for v in ("LC_ALL", "LC_MESSAGES", "LANG") if os.environ.get(v)), "").lower()
     return "zh" if chosen.startswith("zh") else "en"
+
+
+@contextlib.contextmanager
+def speaking(lang: str) -> Iterator[None]:
+    """Texts in ``lang`` inside the block, whatever the learner's language (this thread only: a text stored in
+    English, such as the drill's history, is rendered so while another thread goes on printing in Chinese)."""
+    token = _SPEAKING.set(lang if lang in LANGUAGES else "en")
+    try:
+        yield
+    finally:
+        _SPEAKING.reset(token)
 
 
 def catalog_path(unit: str | None = None, root: Path = REPO) -> Path:
@@ -80,6 +102,87 @@ def localized(path: Path) -> Path:
         return path
     other = path.with_name(f"{path.stem}.{language()}{path.suffix}")
     return other if other.is_file() else path
+
+
+# ---- text on a terminal: columns, not characters --------------------------------------------------------------
+
+# a wide character (Chinese, full-width forms: East Asian Width W or F) takes two terminal columns
+_WIDE = ("W", "F")
+# Chinese punctuation that must not start a line (it stays with the character before) or end one (with the next)
+_NO_LINE_START = frozenset("，。、；：？！）》」』】〕〉…’”%")
+_NO_LINE_END = frozenset("（《「『【〔〈‘“")
+_ATOMS = re.compile(r"\s+|\S")
+
+
+def char_columns(c: str) -> int:
+    """The terminal columns of one character: 2 for a wide one, 0 for a combining mark or a format character."""
+    if unicodedata.combining(c) or unicodedata.category(c) == "Cf":
+        return 0
+    return 2 if unicodedata.east_asian_width(c) in _WIDE else 1
+
+
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes (a Chinese character two, a Latin letter one)."""
+    return sum(char_columns(c) for c in text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` followed by spaces up to ``width`` columns (``f"{text:<{width}}"`` counts characters)."""
+    return text + " " * max(0, width - columns(text))
+
+
+def _atoms(line: str) -> list[str]:
+    """The pieces a line may break between: runs of whitespace, words of narrow characters, and single wide
+    characters (Chinese breaks between any two), each closing punctuation glued to what precedes it and each
+    opening one to what follows."""
+    atoms: list[str] = []
+    for m in _ATOMS.finditer(line):
+        c = m.group()
+        glue_left = atoms and not atoms[-1].isspace() and (
+            c in _NO_LINE_START or atoms[-1][-1] in _NO_LINE_END
+            or (not c.isspace() and char_columns(c) < 2 and char_columns(atoms[-1][-1]) < 2))
+        if glue_left:
+            atoms[-1] += c
+        else:
+            atoms.append(c)
+    return atoms
+
+
+def wrap(text: str, width: int = 100) -> str:
+    """``text`` wrapped to lines of at most ``width`` terminal columns (``textwrap.fill`` counts characters, and a
+    Chinese character takes two columns): Latin words break at spaces, Chinese between characters, a word longer
+    than a line is cut; each line of ``text`` wraps on its own (blank lines and leading indentation stay)."""
+    return "\n".join(_wrap_line(line, max(1, width)) for line in text.split("\n"))
+
+
+def _wrap_line(line: str, width: int) -> str:
+    lines: list[str] = []
+    cur, used, space = "", 0, ""
+    for atom in _atoms(line):
+        if atom.isspace():
+            if cur:
+                space = atom
+            elif not lines:  # the paragraph's indentation
+                cur, used = atom, columns(atom)
+            continue
+        w = columns(atom)
+        gap = columns(space) if cur else 0
+        if used + gap + w <= width:
+            cur, used = cur + (space if cur else "") + atom, used + gap + w
+        else:
+            if cur.strip():  # (indentation alone, with a word longer than the line after it, is dropped)
+                lines.append(cur.rstrip())
+            while columns(atom) > width:  # longer than a line: cut it (one character at least per line)
+                cut = 1
+                while cut < len(atom) and columns(atom[: cut + 1]) <= width:
+                    cut += 1
+                lines.append(atom[:cut])
+                atom = atom[cut:]
+            cur, used = atom, columns(atom)
+        space = ""
+    if cur.strip() or not lines:
+        lines.append(cur.rstrip() if cur.strip() else "")
+    return "\n".join(lines)
 
 
 # ---- course authors: extract and check -----------------------------------------------------------------------

@@ -119,10 +119,10 @@ def _boxes(cards: dict) -> dict[int, int]:  # type: ignore[type-arg]
 
 
 def _build(args: argparse.Namespace) -> int:
-    from grader.drill import bank, instances, live
+    from grader.drill import bank, instances, solutions
 
     templates = bank.all_templates()
-    missing = sorted({"/".join(t.solution[:2]) for t in templates if not live.available(t.solution)})
+    missing = sorted({"/".join(t.solution[:2]) for t in templates if not solutions.available(t.solution)})
     if missing:
         print(f"drill build needs the course's solutions/ (missing: {', '.join(missing)}): run it in the course "
               "repository", file=sys.stderr)

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from grader.drill import live
+from grader.drill import solutions
 from grader.drill.template import Params, Step, Template
-from grader.i18n import LANG_ENV
+from grader.i18n import speaking
 
 DATA_FILE = Path(__file__).with_name("bank_data.json.gz")
 FORMAT = 1
@@ -49,15 +48,17 @@ def rng_for(t: Template, seed: int) -> random.Random:
 
 
 def make(t: Template, seed: int) -> Instance:
-    """Instance ``seed`` of ``t``, computed with the live solution function."""
-    p = t.params(rng_for(t, seed))
-    answer = t.answer(p, live.function(t.solution))
-    if t.kind == "numeric":
-        answer = answer if isinstance(answer, int) else float(answer)  # exact ints stay exact (JSON holds them)
-    elif t.kind == "order":
-        answer = list(answer)
-    options = tuple(t.options(p)) if t.options else ()
-    return Instance(t.id, p, t.render(p), answer, tuple(t.derivation(p)), options)
+    """Instance ``seed`` of ``t``, computed with the live solution function; its text in English, whatever the
+    learner's language, like the bank data file's (the session shows it again in the learner's language)."""
+    with speaking("en"):
+        p = t.params(rng_for(t, seed))
+        answer = t.answer(p, solutions.function(t.solution))
+        if t.kind == "numeric":
+            answer = answer if isinstance(answer, int) else float(answer)  # exact ints stay exact (JSON holds them)
+        elif t.kind == "order":
+            answer = list(answer)
+        options = tuple(t.options(p)) if t.options else ()
+        return Instance(t.id, p, t.render(p), answer, tuple(t.derivation(p)), options)
 
 
 @cache
@@ -74,7 +75,7 @@ def bank_data(path: Path = DATA_FILE) -> dict[str, list[dict[str, Any]]]:
 
 def draw(t: Template, rng: random.Random) -> Instance | None:
     """A fresh instance of ``t``: live when its solution file exists, else one from the bank data, else None."""
-    if live.available(t.solution):
+    if solutions.available(t.solution):
         return make(t, rng.randrange(2**31))
     stored = bank_data().get(t.id)
     if not stored:
@@ -83,24 +84,16 @@ def draw(t: Template, rng: random.Random) -> Instance | None:
 
 
 def servable(t: Template) -> bool:
-    return live.available(t.solution) or bool(bank_data().get(t.id))
+    return solutions.available(t.solution) or bool(bank_data().get(t.id))
 
 
 def build(templates: tuple[Template, ...], per_template: int, path: Path = DATA_FILE) -> dict[str, int]:
     """Precompute ``per_template`` instances of every template into ``path``; returns counts per topic."""
     out: dict[str, list[dict[str, Any]]] = {}
     per_topic: dict[str, int] = {}
-    lang = os.environ.get(LANG_ENV)
-    os.environ[LANG_ENV] = "en"  # the file holds the English text; a Chinese session renders it from the params
-    try:
-        for t in templates:
-            out[t.id] = [make(t, seed).to_json() for seed in range(per_template)]
-            per_topic[t.topic] = per_topic.get(t.topic, 0) + 1
-    finally:
-        if lang is None:
-            os.environ.pop(LANG_ENV, None)
-        else:
-            os.environ[LANG_ENV] = lang
+    for t in templates:  # make() renders English: a Chinese session renders the text again from the params
+        out[t.id] = [make(t, seed).to_json() for seed in range(per_template)]
+        per_topic[t.topic] = per_topic.get(t.topic, 0) + 1
     text = json.dumps({"format": FORMAT, "per_template": per_template, "instances": out}, sort_keys=True,
                       separators=(",", ":"))
     with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as f:

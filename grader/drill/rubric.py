@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from grader.drill import units
+from grader.drill import quantities
 from grader.drill.template import Point
 
 _NUMBER_WITH_UNIT = re.compile(
@@ -13,16 +13,16 @@ _NUMBER_WITH_UNIT = re.compile(
     r"(?:\s*([A-Za-zµμ%$][\w/%$]*))?")
 
 
-def quantities(text: str, dimension: str) -> list[float]:
+def numbers_in(text: str, dimension: str) -> list[float]:
     """Every number in ``text`` read with the unit after it (base units), plus the bare numbers as typed."""
     found: list[float] = []
     text = unicodedata.normalize("NFKC", text)  # full-width digits and letters (a Chinese input method's)
     for m in _NUMBER_WITH_UNIT.finditer(text):
         number, unit = m.group(1).rstrip(","), m.group(2)
-        q = units.parse(f"{number} {unit}", dimension) if unit else None
+        q = quantities.parse(f"{number} {unit}", dimension) if unit else None
         if q is not None and q.dimension in (dimension, None):
             found.append(q.value)
-        bare = units.parse(number, dimension)
+        bare = quantities.parse(number, dimension)
         if bare is not None:
             found.append(bare.value)
     return found
@@ -83,7 +83,7 @@ def check(point: Point, text: str) -> bool | None:
 
 
 def _has_number(point: Point, value: float, text: str) -> bool:
-    dim = units.CANONICAL[point.unit_of_answer]
-    want = value * units.factor(point.unit_of_answer)
-    scales = [1.0] + [units.factor(u) for u in point.accept]  # a bare "30" next to "GB" elsewhere counts
-    return any(units.close(q * s, want, point.rtol) for q in quantities(text, dim) for s in scales)
+    dim = quantities.CANONICAL[point.unit_of_answer]
+    want = value * quantities.factor(point.unit_of_answer)
+    scales = [1.0] + [quantities.factor(u) for u in point.accept]  # a bare "30" next to "GB" elsewhere counts
+    return any(quantities.close(q * s, want, point.rtol) for q in numbers_in(text, dim) for s in scales)

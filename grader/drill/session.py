@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader.drill import bank, instances, live, rubric, select, units
+from grader.drill import bank, instances, quantities, rubric, select, solutions
 from grader.drill.instances import Instance
 from grader.drill.store import Store
 from grader.drill.template import Design, Template, run_total
-from grader.i18n import _, language
+from grader.i18n import _, language, wrap
 
 MOCK_MINUTES = 45
 MOCK_QUESTIONS = 12
 MOCK_DESIGNS = 2
+WIDTH = 100  # terminal columns of a question (a Chinese character takes two)
 QUIT = ("q", "quit", "exit", "退出")
 SKIP = ("", "skip", "?", "pass", "跳过", "？")
 
@@ -212,7 +213,7 @@ class Session:
         rng = random.Random(seed)
         minutes = o.minutes or (MOCK_MINUTES if o.mock else None)
         pool = [t for t in bank.all_templates() if (not o.topics or t.topic in o.topics) and instances.servable(t)]
-        source = "live" if pool and all(live.available(t.solution) for t in pool) else "bank"
+        source = "live" if pool and all(solutions.available(t.solution) for t in pool) else "bank"
         sid = self.store.start_session("mock" if o.mock else "drill", seed, source)
         cards = self.store.cards()
         chosen = (select.mock if o.mock else select.pick)(pool, cards, sid, o.n, rng)
@@ -267,9 +268,10 @@ class Session:
         """One question: prompt, answer, verdict, derivation, history; False when the candidate quit."""
         self.io.say("\n" + _("{clock}  {where} · {topic} · difficulty {difficulty} · {id}").format(
             clock=clock.label(), where=where, topic=_(t.topic), difficulty=t.difficulty, id=t.id))
-        self.io.say(_wrap(shown_prompt(t, inst)))
+        shown = shown_prompt(t, inst)
+        self.io.say(wrap(shown, WIDTH))
         for j, opt in enumerate(inst.options):
-            self.io.say(f"   {units.LETTERS[j]}) {_(opt)}")
+            self.io.say(f"   {quantities.LETTERS[j]}) {_(opt)}")
         hint = {"choice": _("a letter"), "order": _("the letters in order")}.get(t.kind) or \
             _("e.g. in {units}").format(units=", ".join(t.accept[:3]) or _("a number"))
         start = clock.elapsed()
@@ -278,9 +280,8 @@ class Session:
         if typed is None or typed.strip().lower() in QUIT:
             return False
         skipped = typed.strip().lower() in SKIP
-        verdict = units.Verdict("skipped", _("skipped: the answer is {answer}").format(answer=_expected(t, inst))) \
-            if skipped \
-            else _judge(t, inst, typed)
+        verdict = quantities.Verdict("skipped", _("skipped: the answer is {answer}").format(
+            answer=_expected(t, inst))) if skipped else _judge(t, inst, typed)
         self.io.say(f"  {'✓' if verdict.right else '✗'} {verdict.message}  ({seconds:.0f} s)")
         self._derivation(t, inst)
         before = self.store.card(t.id)
@@ -293,16 +294,16 @@ class Session:
         back = _("next session") if card.box == 1 else _("in {n} sessions").format(n=card.due - sid)
         was = _("box {box}").format(box=before.box) if before else _("new")
         self.io.say(_("  (Leitner: {was} → box {box}, comes back {back})").format(was=was, box=card.box, back=back))
-        self.results.append(row)
+        self.results.append({**row, "prompt": shown})  # the report: the question as the learner read it
         return True
 
     def _derivation(self, t: Template, inst: Instance) -> None:
         self.io.say(_("  Derivation ({source}):").format(source=_(t.source)) if t.source else _("  Derivation:"))
         for s in inst.steps:
             op = {"=": " "}.get(s.op, s.op)
-            self.io.say(f"    {op} {units.show(s.value, s.unit):>18}   {s.text()}")
+            self.io.say(f"    {op} {quantities.show(s.value, s.unit):>18}   {s.text()}")
         if t.kind == "numeric":
-            self.io.say(f"    = {units.fmt(run_total(inst.steps), t.unit_of_answer, t.accept):>18}   " +
+            self.io.say(f"    = {quantities.fmt(run_total(inst.steps), t.unit_of_answer, t.accept):>18}   " +
                         _("(the graded {function})").format(
                             function=f"{t.solution[0]}/{t.solution[1]}.py::{t.solution[2]}"))
         self.io.say(_("  Lecture: {url}").format(url=t.lecture))
@@ -312,7 +313,8 @@ class Session:
         self.io.say("\n" + _("{clock}  System design {i}/{k} · {topic} · about {minutes} minutes · {id}").format(
             clock=clock.label(), i=i, k=k, topic=_(d.topic), minutes=d.minutes, id=d.id))
         start = clock.elapsed()
-        text = self.io.ask_block(_wrap(_(d.prompt)))
+        shown = _(d.prompt)
+        text = self.io.ask_block(wrap(shown, WIDTH))
         if text is None:
             return False
         seconds = clock.elapsed() - start
@@ -342,7 +344,7 @@ class Session:
                "self_points": sum(ok for _, ok in selfs), "self_total": len(selfs)}
         self.store.record(sid, {**row, "detail": {"checked": [[p.text, ok] for p, ok in auto],
                                                   "self": [[p.text, ok] for p, ok in selfs]}})
-        self.results.append(row)
+        self.results.append({**row, "prompt": shown})
         return True
 
     # --- the report --------------------------------------------------------------------------------------
@@ -409,17 +411,17 @@ def _designs(topics: tuple[str, ...]) -> list[Design]:
     return [d for d in bank.all_designs() if not topics or d.topic in topics]
 
 
-def _judge(t: Template, inst: Instance, typed: str) -> units.Verdict:
+def _judge(t: Template, inst: Instance, typed: str) -> quantities.Verdict:
     if t.kind == "choice":
-        return units.check_choice(typed, inst.options, inst.answer)
+        return quantities.check_choice(typed, inst.options, inst.answer)
     if t.kind == "order":
-        return units.check_order(typed, inst.options, inst.answer)
-    return units.check(typed, float(inst.answer), t.unit_of_answer, t.rtol, t.accept)
+        return quantities.check_order(typed, inst.options, inst.answer)
+    return quantities.check(typed, float(inst.answer), t.unit_of_answer, t.rtol, t.accept)
 
 
 def _expected(t: Template, inst: Instance) -> str:
     if t.kind == "numeric":
-        return units.fmt(float(inst.answer), t.unit_of_answer, t.accept)
+        return quantities.fmt(float(inst.answer), t.unit_of_answer, t.accept)
     if t.kind == "choice":
         return str(inst.answer)
     return " > ".join(inst.answer)
@@ -430,12 +432,3 @@ def _group(rows: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any
     for r in rows:
         out.setdefault(r[key], []).append(r)
     return out
-
-
-def _wrap(text: str, width: int = 100) -> str:
-    """Lines of about ``width`` columns; a Chinese character is two columns wide, so Chinese text wraps sooner."""
-    import textwrap
-
-    if any("\u4e00" <= c <= "\u9fff" for c in text):
-        width = width * 3 // 5
-    return "\n".join(textwrap.fill(p, width) for p in text.split("\n"))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.i18n import _
+from grader.i18n import _, pad
 
 BOXES = 5
 WAIT = {1: 1, 2: 2, 3: 4, 4: 8, 5: 16}  # sessions until a card in this box is due again
@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS cards (question TEXT PRIMARY KEY, box INTEGER, due IN
 """
 CSV_FIELDS = ("session", "at", "question", "kind", "topic", "difficulty", "correct", "verdict", "seconds", "answer",
               "expected", "auto_points", "auto_total", "self_points", "self_total")
+# the export adds the question's text, in the learner's language (rendered again from the template and parameters)
+EXPORT_FIELDS = (*CSV_FIELDS, "prompt")
 
 
 def data_dir() -> Path:
@@ -120,11 +122,53 @@ class Store:
         return [dict(zip(CSV_FIELDS, r, strict=True)) for r in cur]
 
     def export_csv(self) -> str:
+        """Every answer, its question and expected answer in the learner's language (the other columns are the same
+        in both: numbers, ids, topic and verdict codes)."""
         out = io.StringIO()
-        w = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
+        w = csv.DictWriter(out, fieldnames=EXPORT_FIELDS, lineterminator="\n")
         w.writeheader()
-        w.writerows(self.attempts())
+        cols = (*CSV_FIELDS, "prompt", "params")
+        for r in self.db.execute(f"SELECT {', '.join(cols)} FROM attempts ORDER BY id"):
+            row = dict(zip(cols, r, strict=True))
+            row["prompt"] = question_text(row["question"], row.pop("params"), row["prompt"])
+            row["expected"] = expected_text(row["kind"], row["expected"])
+            w.writerow(row)
         return out.getvalue()
+
+
+def question_text(question: str | None, params: Any, stored: str | None) -> str:
+    """A recorded question in the learner's language: its template rendered again from the recorded parameters, a
+    system design's prompt through the catalog; the recorded text (through the catalog) where neither works: a row
+    of an older history (its text in the language of that session), a template renamed or changed since."""
+    from grader.drill import bank
+
+    try:
+        p = json.loads(params) if isinstance(params, str) else params
+    except ValueError:
+        p = None
+    if p and isinstance(p, dict):
+        t = next((t for t in bank.all_templates() if t.id == question), None)
+        if t is not None:
+            try:
+                return t.render(p)
+            except Exception:  # parameters that no longer fit the template: the recorded text
+                pass
+    d = next((d for d in bank.all_designs() if d.id == question), None)
+    if d is not None:
+        return _(d.prompt)
+    return _(stored) if stored else ""
+
+
+def expected_text(kind: str | None, expected: str | None) -> str:
+    """A recorded expected answer as the learner reads it: a choice's option (English in the history) and an
+    ordering's items through the catalog; a number with its unit as it is."""
+    if not expected:
+        return expected or ""
+    if kind == "choice":
+        return _(expected)
+    if kind == "order":
+        return " > ".join(_(item) for item in expected.split(" > "))
+    return expected
 
 
 @dataclass(frozen=True)
@@ -155,8 +199,7 @@ def chart(stats: list[TopicStats], width: int = 30) -> list[str]:
     for s in sorted(stats, key=lambda s: s.topic):
         full = round(s.accuracy * width)
         name = _(s.topic)
-        pad = 14 - sum(2 if ord(c) > 0x2E80 else 1 for c in name)  # a CJK character is two columns wide
-        lines.append(f"  {name}{' ' * max(1, pad)} {'█' * full}{'░' * (width - full)} {s.accuracy:4.0%}  " +
+        lines.append(f"  {pad(name, 13)}  {'█' * full}{'░' * (width - full)} {s.accuracy:4.0%}  " +
                      _("{correct}/{attempts}, median {median} s").format(correct=s.correct, attempts=s.attempts,
                                                                        median=f"{s.median_s:.0f}"))
     return lines

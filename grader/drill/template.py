@@ -76,7 +76,7 @@ def run_total(steps: Sequence[Step]) -> float:
 class Template:
     """A question with parameters whose answer is computed by a graded solution function.
 
-    kind "numeric": ``answer`` returns a number in ``unit`` (a canonical unit of grader/drill/units.py:
+    kind "numeric": ``answer`` returns a number in ``unit`` (a canonical unit of grader/drill/quantities.py:
     "B", "FLOP", "s", "day", "B/s", "FLOP/s", "1" for counts, "ratio", "USD", "token/s"), ``accept``
     lists the units a candidate may answer in (the proof test prints the answer in each), ``rtol`` the
     relative tolerance. kind "choice": ``options(p)`` lists the choices and ``answer`` returns the right
@@ -168,16 +168,16 @@ def _common_problems(topic: str, difficulty: int, lecture: str) -> list[str]:
 
 def validate_template(t: Template) -> list[str]:
     """What is wrong with a template's declaration (empty when nothing)."""
-    from grader.drill import units
+    from grader.drill import quantities
 
     problems = _common_problems(t.topic, t.difficulty, t.lecture)
     if t.kind not in KINDS:
         problems.append(f"kind must be one of {KINDS}")
     if t.kind == "numeric":
-        if t.unit_of_answer not in units.CANONICAL:
-            problems.append(f"unit_of_answer {t.unit_of_answer!r} is not one of {sorted(units.CANONICAL)}")
+        if t.unit_of_answer not in quantities.CANONICAL:
+            problems.append(f"unit_of_answer {t.unit_of_answer!r} is not one of {sorted(quantities.CANONICAL)}")
         for u in t.accept:
-            if units.dimension_of(u) != units.CANONICAL.get(t.unit_of_answer):
+            if quantities.dimension_of(u) != quantities.CANONICAL.get(t.unit_of_answer):
                 problems.append(f"accepted unit {u!r} is not a unit of {t.unit_of_answer!r}")
         if not 0 < t.rtol < 0.5:
             problems.append("rtol must be in (0, 0.5)")

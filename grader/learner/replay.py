@@ -21,7 +21,7 @@ from grader import api
 from grader.core import timeout as call_limit
 from grader.core.results import GradeReport, Status, TestResult
 from grader.core.target import REPO_ROOT
-from grader.i18n import _
+from grader.i18n import _, pad
 from grader.learner.live import ProgressLine
 from grader.learner.scoreboard import label
 
@@ -57,7 +57,7 @@ def show(report: GradeReport, case: int, console: Console) -> TestResult | None:
     if not case:
         for n, r in enumerate(results, 1):
             word, style = label(r.status)
-            console.print("  " + _("case {n}").format(n=f"{n:>2}") + f"  [{style}]{word:<11}[/{style}] "
+            console.print("  " + _("case {n}").format(n=f"{n:>2}") + f"  [{style}]{pad(word, 11)}[/{style}] "
                           f"{r.tier:<11} {escape(r.name)}")
     chosen = results[0] if case else next((r for r in results if r.status in (Status.FAILED, Status.TODO)), None)
     if chosen is None:

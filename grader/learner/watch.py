@@ -24,7 +24,7 @@ from grader import api
 from grader.core import timeout as call_limit
 from grader.core.results import GradeReport, Status
 from grader.core.target import REPO_ROOT
-from grader.i18n import _
+from grader.i18n import _, pad
 from grader.learner import history
 from grader.learner.live import ProgressLine
 from grader.learner.scoreboard import label, next_exercise
@@ -120,7 +120,7 @@ def render(report: GradeReport, console: Console, *, header: str) -> None:
     for r in report.results:
         word, style = label(r.status)
         points = f"{r.score:g}/{r.points:g}" if r.status is not Status.PENDING_GPU else f"–/{r.points:g}"
-        console.print(f"  [{style}]{word:<11}[/{style}] {r.exercise:<24} {r.tier:<11} {points}  {escape(r.name)}")
+        console.print(f"  [{style}]{pad(word, 11)}[/{style}] {r.exercise:<24} {r.tier:<11} {points}  {escape(r.name)}")
     score, max_score = report.score, report.max_score
     console.print("  " + _("{points} points").format(points=f"{score:g}/{max_score:g}"))
     first = next_exercise(report.results)

@@ -15,11 +15,26 @@ from pathlib import Path
 import pytest
 
 from grader.core.target import REPO_ROOT
-from grader.drill import instances, rubric, select, units
+from grader.drill import instances, quantities, rubric, select
 from grader.drill.bank import examples
 from grader.drill.store import Store, chart, topic_stats
 
 GiB = 2**30
+
+
+# ---- the modules: named for what they hold -----------------------------------------------------------------------
+
+def test_drill_modules_are_named_for_what_they_hold() -> None:
+    """quantities (the answer parser's units arithmetic) and solutions (the course's graded functions): the names
+    ``units`` (the course's units are its lectures) and ``live`` are gone."""
+    import importlib.util
+
+    for gone in ("grader.drill.units", "grader.drill.live"):
+        assert importlib.util.find_spec(gone) is None, f"{gone} still exists"
+    from grader.drill import solutions
+
+    assert quantities.parse("140 GB").value == 140e9
+    assert solutions.available(examples.STATIC_MEMORY.solution)
 
 
 # ---- the answer parser ------------------------------------------------------------------------------------------
@@ -33,7 +48,7 @@ GiB = 2**30
     ("~48 s", 48, "time"), ("≈ 30.07 GB", 30.07e9, "bytes"), ("about 132 days", 132 * 86400, "time"),
 ])
 def test_parse_reads_answers_as_people_type_them(typed, value, dimension) -> None:
-    q = units.parse(typed)
+    q = quantities.parse(typed)
     assert q is not None, f"parse({typed!r}) returned None"
     assert q.dimension == dimension and q.value == pytest.approx(value, rel=1e-9), q
 
@@ -47,42 +62,43 @@ def test_parse_reads_answers_as_people_type_them(typed, value, dimension) -> Non
     ("150 GB", "wrong_number"), ("14 GB", "wrong_number"), ("lots", "unparsed"),
 ])
 def test_check_tells_a_wrong_unit_from_a_wrong_number(typed, kind) -> None:
-    verdict = units.check(typed, 140e9, "B", 0.01, ("GB", "GiB", "TB", "B"))
+    verdict = quantities.check(typed, 140e9, "B", 0.01, ("GB", "GiB", "TB", "B"))
     assert verdict.kind == kind, f"{typed!r} against 140 GB: {verdict}"
 
 
 def test_check_fractions_percentages_times() -> None:
-    assert units.check("3/19", 3 / 19, "ratio", 0.01).right
-    assert units.check("15.79%", 3 / 19, "ratio", 0.01).right
-    assert units.check("15.79", 3 / 19, "ratio", 0.01).kind == "wrong_unit"  # a percentage without its %
-    assert units.check("2.5 ms", 2.5e-3, "s", 0.01, ("ms", "us")).right
-    assert units.check("2.5 s", 2.5e-3, "s", 0.01, ("ms", "us")).kind == "wrong_unit"
-    assert units.check("921.6 h", 38.4, "day", 0.01, ("days", "h")).right
-    assert units.check("38.4", 38.4, "day", 0.01, ("days", "h")).right  # bare: the canonical unit
-    assert units.check("40 days", 38.4, "day", 0.02, ("days",)).kind == "wrong_number"
+    assert quantities.check("3/19", 3 / 19, "ratio", 0.01).right
+    assert quantities.check("15.79%", 3 / 19, "ratio", 0.01).right
+    assert quantities.check("15.79", 3 / 19, "ratio", 0.01).kind == "wrong_unit"  # a percentage without its %
+    assert quantities.check("2.5 ms", 2.5e-3, "s", 0.01, ("ms", "us")).right
+    assert quantities.check("2.5 s", 2.5e-3, "s", 0.01, ("ms", "us")).kind == "wrong_unit"
+    assert quantities.check("921.6 h", 38.4, "day", 0.01, ("days", "h")).right
+    assert quantities.check("38.4", 38.4, "day", 0.01, ("days", "h")).right  # bare: the canonical unit
+    assert quantities.check("40 days", 38.4, "day", 0.02, ("days",)).kind == "wrong_number"
 
 
 def test_case_only_matters_where_it_changes_the_unit() -> None:
-    assert units.check("130.4 GIB", 140e9, "B", 0.01).right and units.check("38.4 Days", 38.4, "day", 0.01).right
-    verdict = units.check("140 gb", 140e9, "B", 0.01, ("GB",))
+    assert quantities.check("130.4 GIB", 140e9, "B", 0.01).right
+    assert quantities.check("38.4 Days", 38.4, "day", 0.01).right
+    verdict = quantities.check("140 gb", 140e9, "B", 0.01, ("GB",))
     assert verdict.kind == "unparsed" and "GB or Gb" in verdict.message, verdict  # b is a bit: ask, do not guess
 
 
 def test_tolerance_is_the_templates() -> None:
-    assert units.check("141 GB", 140e9, "B", 0.01).right
-    assert not units.check("141 GB", 140e9, "B", 0.001).right
+    assert quantities.check("141 GB", 140e9, "B", 0.01).right
+    assert not quantities.check("141 GB", 140e9, "B", 0.001).right
 
 
 def test_choice_and_order() -> None:
     opts = ("fits", "OOM")
-    assert units.check_choice("b", opts, "OOM").right and units.check_choice("OOM", opts, "OOM").right
-    assert not units.check_choice("a", opts, "OOM").right
-    assert units.check_choice("z", opts, "OOM").kind == "unparsed"
+    assert quantities.check_choice("b", opts, "OOM").right and quantities.check_choice("OOM", opts, "OOM").right
+    assert not quantities.check_choice("a", opts, "OOM").right
+    assert quantities.check_choice("z", opts, "OOM").kind == "unparsed"
     items = ("HBM", "L2", "registers")
-    assert units.check_order("c b a", items, ["registers", "L2", "HBM"]).right
-    assert units.check_order("3,2,1", items, ["registers", "L2", "HBM"]).right
-    assert not units.check_order("a b c", items, ["registers", "L2", "HBM"]).right
-    assert units.check_order("c c a", items, ["registers", "L2", "HBM"]).kind == "unparsed"
+    assert quantities.check_order("c b a", items, ["registers", "L2", "HBM"]).right
+    assert quantities.check_order("3,2,1", items, ["registers", "L2", "HBM"]).right
+    assert not quantities.check_order("a b c", items, ["registers", "L2", "HBM"]).right
+    assert quantities.check_order("c c a", items, ["registers", "L2", "HBM"]).kind == "unparsed"
 
 
 # ---- system-design rubric ---------------------------------------------------------------------------------------

@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from grader.drill import bank, instances, session, units
+from grader.drill import bank, instances, quantities, session
 from grader.drill.store import Store
+from grader.i18n import _ as translate
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -62,14 +63,14 @@ def _questions(out: str) -> dict[str, tuple[str, list[str]]]:
 def test_wrong_unit_and_right_verdicts_in_chinese(monkeypatch) -> None:
     monkeypatch.setenv("DRIPSTONE_LANG", "zh")
     accept = ("GB", "GiB", "TB", "B")
-    right = units.check("140 GB", 140e9, "B", 0.01, accept)
-    wrong_unit = units.check("140 GiB", 140e9, "B", 0.01, accept)
-    wrong = units.check("150 GB", 140e9, "B", 0.01, accept)
+    right = quantities.check("140 GB", 140e9, "B", 0.01, accept)
+    wrong_unit = quantities.check("140 GiB", 140e9, "B", 0.01, accept)
+    wrong = quantities.check("150 GB", 140e9, "B", 0.01, accept)
     assert (right.kind, wrong_unit.kind, wrong.kind) == ("right", "wrong_unit", "wrong_number")
     assert right.message.startswith("正确") and "140 GB" in right.message
     assert "数值在 GB 下是对的，不是 GiB" in wrong_unit.message and "GiB = 2^30 B" in wrong_unit.message
     assert wrong.message.startswith("数值错误")
-    assert units.check("140 ms", 140e9, "B", 0.01, accept).message.startswith("'ms' 度量的是时间")
+    assert quantities.check("140 ms", 140e9, "B", 0.01, accept).message.startswith("'ms' 度量的是时间")
 
 
 @pytest.mark.parametrize(("typed", "ascii_form"), [
@@ -77,7 +78,7 @@ def test_wrong_unit_and_right_verdicts_in_chinese(monkeypatch) -> None:
     ("约 130.4 GiB", "130.4 GiB"), ("１，０２４ tokens", "1,024 tokens"),
 ])
 def test_answers_parse_the_same_in_both_languages(typed, ascii_form) -> None:
-    assert units.parse(typed) == units.parse(ascii_form)
+    assert quantities.parse(typed) == quantities.parse(ascii_form)
 
 
 def test_every_template_renders_its_question_and_derivation_in_chinese(monkeypatch) -> None:
@@ -122,7 +123,7 @@ def test_choice_options_are_shown_translated_and_answered_by_letter(tmp_path, mo
     inst = instances.Instance.from_json(instances.bank_data()[t.id][0])
     monkeypatch.setenv("DRIPSTONE_LANG", "zh")
     out = io.StringIO()
-    s = session.Session(session.Options(), session.Scripted([units.LETTERS[inst.options.index(inst.answer)]], out),
+    s = session.Session(session.Options(), session.Scripted([quantities.LETTERS[inst.options.index(inst.answer)]], out),
                         Store(tmp_path / "h.sqlite3"))
     s._ask(t, inst, "Q1/1", session.Clock(None), s.store.start_session("drill", 1, "bank"))
     text = out.getvalue()
@@ -151,3 +152,85 @@ def test_a_design_answered_in_chinese_scores_the_checked_points_an_english_one_d
 def test_chinese_words_skip_and_quit(tmp_path, monkeypatch) -> None:
     report, out = _run(tmp_path, "zh", ["跳过", "退出"], monkeypatch, n=5, seed=2)
     assert report["asked"] == 1 and report["questions"][0]["verdict"] == "skipped", out[-800:]
+
+
+def test_history_stores_english_and_the_csv_shows_the_learners_language(tmp_path, monkeypatch) -> None:
+    """The history holds the template id, its parameters and the English text (a live Chinese session too); the CSV
+    export renders the question, and a choice's expected option, again in the reader's language."""
+    import csv
+    import sqlite3
+
+    from grader.drill.bank import examples
+
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    choice = next(t for t in bank.all_templates() if t.id == "l05.permute_contiguous")
+    served = instances.Instance.from_json(instances.bank_data()[choice.id][0])
+    live = instances.make(examples.STATIC_MEMORY, 7)  # drawn in a Chinese session, with solutions/
+    assert not CJK.search(live.prompt), "an instance's own text is English, whatever the language"
+    store = Store(tmp_path / "h.sqlite3")
+    s = session.Session(session.Options(), session.Scripted(["a", "140 GB"], io.StringIO()), store)
+    sid = store.start_session("drill", 1, "live")
+    s._ask(choice, served, "Q1/2", session.Clock(None), sid)
+    s._ask(examples.STATIC_MEMORY, live, "Q2/2", session.Clock(None), sid)
+    assert all(CJK.search(r["prompt"]) for r in s.results), "the session report holds the question as it was read"
+    stored = [r[0] for r in sqlite3.connect(store.path).execute("SELECT prompt FROM attempts ORDER BY id")]
+    assert stored == [served.prompt, live.prompt] and not any(CJK.search(p) for p in stored), stored
+
+    zh = list(csv.DictReader(io.StringIO(store.export_csv())))
+    assert [r["prompt"] for r in zh] == [choice.render(served.params), examples.STATIC_MEMORY.render(live.params)]
+    assert all(CJK.search(r["prompt"]) for r in zh), zh
+    assert zh[0]["expected"] in ("连续", "不连续") and zh[1]["expected"] == session._expected(examples.STATIC_MEMORY,
+                                                                                             live)
+    monkeypatch.setenv("DRIPSTONE_LANG", "en")
+    en = list(csv.DictReader(io.StringIO(store.export_csv())))
+    assert [r["prompt"] for r in en] == stored and en[0]["expected"] == served.answer
+    assert [{k: v for k, v in r.items() if k not in ("prompt", "expected")} for r in en] == \
+        [{k: v for k, v in r.items() if k not in ("prompt", "expected")} for r in zh], "the other columns: one language"
+
+
+def test_an_older_history_file_still_exports(tmp_path, monkeypatch) -> None:
+    """Rows written before (a Chinese text from a live session, parameters missing, unreadable or no longer fitting
+    the template, a question since removed, a design) export without a crash, every row kept."""
+    import csv
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    design = bank.all_designs()[0]
+    old = [("l27.static_training_memory", "numeric", "一个 7B 参数的模型……", "{}"),  # no parameters
+           ("l27.static_training_memory", "numeric", "A 7B model: how much?", '{"unknown": 1}'),  # no longer fit
+           ("gone.template", "numeric", "A question since removed", None),
+           ("l05.permute_contiguous", "choice", "Is it contiguous?", "not json"),
+           (design.id, "design", design.prompt, "{}")]
+    for q, kind, prompt, params in old:
+        db.execute("INSERT INTO attempts (session, question, kind, topic, prompt, params, expected, correct, seconds)"
+                   " VALUES (1, ?, ?, 'memory', ?, ?, 'contiguous', 0, 1.0)", (q, kind, prompt, params))
+    db.commit()
+    db.close()
+    for lang in ("en", "zh"):
+        monkeypatch.setenv("DRIPSTONE_LANG", lang)
+        rows = list(csv.DictReader(io.StringIO(Store(path).export_csv())))
+        assert len(rows) == len(old)
+        assert [r["prompt"] for r in rows[:3]] == [p for _q, _k, p, _p in old[:3]], "the recorded text, as it was"
+        assert rows[4]["prompt"] == (design.prompt if lang == "en" else translate(design.prompt))
+        assert CJK.search(rows[4]["prompt"]) if lang == "zh" else not CJK.search(rows[4]["prompt"])
+
+
+def test_a_chinese_question_wraps_to_the_terminal_columns(tmp_path, monkeypatch) -> None:
+    """A Chinese character takes two columns: the longest Chinese question still fits session.WIDTH columns."""
+    from grader.i18n import columns
+
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    shown = {(t, d["template"]): session.shown_prompt(t, instances.Instance.from_json(d))
+             for t in bank.all_templates() if t.kind == "numeric" for d in instances.bank_data()[t.id][:1]}
+    (t, _id), text = max(shown.items(), key=lambda kv: columns(kv[1]))
+    assert columns(text) > 2 * session.WIDTH, "a question long enough to wrap"
+    inst = instances.Instance.from_json(instances.bank_data()[t.id][0])
+    out = io.StringIO()
+    s = session.Session(session.Options(), session.Scripted([""], out), Store(tmp_path / "h.sqlite3"))
+    s._ask(t, inst, "Q1/1", session.Clock(None), s.store.start_session("drill", 1, "bank"))
+    lines = out.getvalue().splitlines()
+    question = lines[2:next(i for i, line in enumerate(lines) if line.startswith("[⏱"))]
+    assert len(question) > 2 and "".join(question).replace(" ", "") == text.replace(" ", ""), question
+    assert max(columns(line) for line in question) <= session.WIDTH, [columns(line) for line in question]

@@ -99,6 +99,19 @@ def test_the_language_follows_dripstone_lang_then_the_locale(monkeypatch):
     assert i18n.language() == "en"
 
 
+def test_speaking_overrides_the_language_in_this_thread_only(monkeypatch):
+    import threading
+
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    seen = []
+    with i18n.speaking("en"):
+        assert i18n.language() == "en"
+        other = threading.Thread(target=lambda: seen.append(i18n.language()))
+        other.start()
+        other.join()
+    assert seen == ["zh"] and i18n.language() == "zh"
+
+
 def test_text_without_a_translation_stays_english_and_english_is_never_translated(monkeypatch):
     some = next(iter(i18n._read(i18n.catalog_path()).items()))
     monkeypatch.setenv("DRIPSTONE_LANG", "en")
@@ -139,3 +152,34 @@ def test_a_chinese_learner_reads_the_scoreboard_and_the_report_in_chinese(monkey
     assert page.index("下一步") < page.index("课程进度") < page.index("计分板") and "<details" in page
     monkeypatch.setenv("DRIPSTONE_LANG", "en")
     assert "lang='en'" in report.page(run, run, when="now")
+
+
+ZH_PARAGRAPH = ("对一个 70B 参数模型做混合精度 Adam 训练（bf16 权重和梯度，fp32 主权重，m 和 v），"
+                "不分片：静态显存是多少？"
+                "预填充节点把一个 32768 个 token 的 prompt 交给尚未持有其任何 KV 的解码节点（没有缓存前缀）。"
+                "有多少字节经过网络？换行按终端列宽计算：一个汉字占两列，而 textwrap 按字符数计算。")
+
+
+@pytest.mark.parametrize("width", [16, 23, 40, 61, 100])
+def test_wrap_counts_terminal_columns_not_characters(width):
+    import textwrap
+
+    lines = i18n.wrap(ZH_PARAGRAPH, width).split("\n")
+    assert max(i18n.columns(line) for line in lines) <= width, lines
+    assert "".join(lines).replace(" ", "") == ZH_PARAGRAPH.replace(" ", ""), "nothing lost or reordered"
+    assert not any(line[:1] in "，。、：；？！）" for line in lines), "Chinese punctuation never starts a line"
+    assert len(lines) > 1 and min(i18n.columns(line) for line in lines[:-1]) >= width - 12, "lines are filled"
+    assert max(i18n.columns(line) for line in textwrap.wrap(ZH_PARAGRAPH, width)) > width  # what it replaces
+
+
+def test_wrap_and_pad_leave_latin_text_as_textwrap_and_format_do():
+    import textwrap
+
+    english = ("A 70B-parameter model trained with mixed precision Adam (bf16 weights and gradients, fp32 master "
+               "weights, m and v), no sharding: how much static memory (weights + gradients + optimizer states)?")
+    for width in (30, 57, 100):
+        assert i18n.wrap(english, width) == textwrap.fill(english, width)
+    assert i18n.wrap("one\n\ntwo", 10) == "one\n\ntwo"
+    assert i18n.wrap("abcdefghij", 4) == "abcd\nefgh\nij", "a word longer than the line is cut"
+    assert i18n.columns("通过") == 4 and i18n.pad("通过", 11) == "通过" + " " * 7
+    assert i18n.pad("PASS", 11) == f"{'PASS':<11}"

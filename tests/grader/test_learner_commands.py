@@ -271,3 +271,21 @@ def test_watch_shows_each_parametrized_case_and_pending_points_as_grade_does():
     text = out.getvalue()
     assert "test_rejects[args0-peak_flops]" in text and "test_rejects[args1-mem_bw]" in text
     assert "–/2  test_speed" in text and "0/2  test_speed" not in text
+
+
+def test_watch_and_replay_status_words_line_up_in_chinese(monkeypatch):
+    """The status column is padded in terminal columns: 通过 and 评分器错误 take 4 and 10 columns, not 2 and 5."""
+    from grader.i18n import columns
+    from grader.learner import watch
+
+    monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    run = GradeReport("exercises", (_result("l12_roofline", "ridge_point", Status.PASSED, 2.0),
+                                    _result("l12_roofline", "roofline", Status.ERROR, 0.0),
+                                    _result("l12_roofline", "intensity", Status.TODO, 0.0)))
+    for show in (lambda c: watch.render(run, c, header="x"), lambda c: replay.show(run, 0, c)):
+        out = io.StringIO()
+        show(Console(file=out, width=200, color_system=None))
+        rows = [line for line in out.getvalue().splitlines() if re.search(r"^  \S.* correctness ", line)]
+        assert len(rows) >= 3, out.getvalue()
+        starts = {columns(line[:line.index("correctness")]) for line in rows}
+        assert len(starts) == 1, rows

@@ -287,3 +287,32 @@ def test_a_deadlock_gets_the_deadlock_hint_and_each_cuda_fault_its_own():
     hints = {failures.hint_for(k, "correctness", "own") for k in (failures.FailureKind.RACE,
              failures.FailureKind.DIVERGENCE, failures.FailureKind.WARP_MASK, failures.FailureKind.VALUES)}
     assert len(hints) == 4, "a race, a divergent barrier, a bad mask and wrong values each get their own hint"
+
+
+# ---- a call shown as the learner wrote it: `.append_slot(1)`, never a tuple's `(1,)` ------------------------------
+
+ONE_ARG_WRONG = [
+    # (unit, module, exercise, an override wrong on a one-argument call, what the failure should show)
+    ("l33_paged_kv", "paged", "BlockManager",
+     "_good_append = BlockManager.append_slot\n"
+     "def _append(self, seq_id):\n    out = _good_append(self, seq_id)\n    return out[0] + 1, out[1]\n"
+     "BlockManager.append_slot = _append\n",
+     "after .allocate(0, 37) .fork(0, 1): .append_slot(1) returned"),
+    ("l43_npu_dpu", "npu", "device_string",
+     "_good_device_string = device_string\n"
+     "def device_string(*args, **kwargs):\n"
+     "    return 'cpu' if len(args) == 1 and args[0] != 'cpu' else _good_device_string(*args, **kwargs)\n",
+     "device_string('cuda') = 'cpu', expected 'cuda:0'"),
+]
+
+
+@pytest.mark.parametrize(("unit", "module", "exercise", "override", "shown"), ONE_ARG_WRONG, ids=lambda v: str(v)[:12])
+def test_a_one_argument_call_is_shown_without_a_tuples_comma(tmp_path, unit, module, exercise, override, shown):
+    target = tmp_path / "target"
+    shutil.copytree(REPO_ROOT / "solutions" / unit, target / unit, ignore=shutil.ignore_patterns("__pycache__"))
+    path = target / unit / f"{module}.py"
+    path.write_text(path.read_text() + "\n\n" + override)
+    report = api.grade(target, units=[unit], exercises=[exercise])
+    messages = [r.message for r in report.results if r.status is Status.FAILED and "not scored" not in r.message]
+    assert messages and any(shown in m for m in messages), messages
+    assert not any(re.search(r"[\w.]\([^()]*,\)", m) for m in messages), messages

@@ -96,12 +96,20 @@ def test_paged_utilization_rejects():
 # ---- BlockManager ----------------------------------------------------------------------------
 
 
+METHOD = {"append": "append_slot"}  # an op's name -> the BlockManager method it calls
+
+
+def shown_call(op: tuple) -> str:
+    """``.append_slot(1)``: an op as the call the learner's BlockManager gets (not a tuple's repr, ``(1,)``)."""
+    return f".{METHOD.get(op[0], op[0])}({', '.join(repr(a) for a in op[1:])})"
+
+
 def drive_block_manager(num_blocks: int, block_size: int, ops: list[tuple], n_seqs: int) -> list[dict]:
     """Run ``ops`` on the learner's BlockManager (where its code runs); after each op, its answer and state."""
     bm = BlockManager(num_blocks, block_size)
     trace = []
     for op in ops:
-        method = {"append": "append_slot"}.get(op[0], op[0])
+        method = METHOD.get(op[0], op[0])
         try:
             out = ("ok", getattr(bm, method)(*op[1:]))
         except ValueError as err:
@@ -129,8 +137,9 @@ def check_trace(num_blocks: int, block_size: int, ops: list[tuple], n_seqs: int)
     trace = where_learner_runs(drive_block_manager, num_blocks, block_size, ops, n_seqs)
     ref = RefPool(num_blocks, block_size)
     for k, (op, got) in enumerate(zip(ops, trace, strict=True)):
-        before = f"BlockManager({num_blocks}, {block_size})" + (f" after {ops[:k]}" if k else "")
-        call = f"{before}: .{op[0]}{tuple(op[1:])}"
+        before = f"BlockManager({num_blocks}, {block_size})" + (
+            f" after {' '.join(shown_call(o) for o in ops[:k])}" if k else "")
+        call = f"{before}: {shown_call(op)}"
         kind, value = ref.apply(op)
         gk, gv = got["out"]
         if kind == "ValueError":

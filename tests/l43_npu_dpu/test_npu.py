@@ -351,7 +351,8 @@ def test_device_string_worked_examples():
     for args, want in [(("npu", 1), "npu:1"), (("rocm", 1), "cuda:1"), (("cuda", 0), "cuda:0"), (("cuda",), "cuda:0"),
                        (("cpu", 3), "cpu"), (("cpu",), "cpu"), (("npu", 7), "npu:7")]:
         got = device_string(*args)
-        assert got == want, f"device_string{args} = {got!r}, expected {want!r}"
+        call = f"device_string({', '.join(repr(a) for a in args)})"  # ('cuda',) reads device_string('cuda',)
+        assert got == want, f"{call} = {got!r}, expected {want!r}"
     for backend in ("npu", "cuda", "rocm", "cpu"):  # the probe's answer is always a valid device
         assert device_string(detect_backend(backend == "npu", backend == "npu", backend in ("cuda", "rocm"),
                                             "6.0" if backend == "rocm" else None), 2) == device_string(backend, 2)

@@ -22,6 +22,24 @@ def _kv(rng: random.Random) -> Params:
     return {**p, "e": 2 if p["dtype"] == "fp16" else 1, "link": link, "bw": LINKS[link]}
 
 
+def _kv_prompt(p: Params) -> str:
+    """The transfer question; a decode node with nothing cached (a third of the draws, or two: the plain case) is
+    said so, never "the first 0 tokens' KV"."""
+    if p["cached"]:
+        text = _(
+            "{model} ({layers} layers, {kv} KV heads of {head_dim}), {dtype} KV: the prefill node "
+            "hands a {tokens}-token prompt to a decode node that already holds the first {cached} "
+            "tokens' KV. How many bytes cross the network?"
+        )
+    else:
+        text = _(
+            "{model} ({layers} layers, {kv} KV heads of {head_dim}), {dtype} KV: the prefill node "
+            "hands a {tokens}-token prompt to a decode node that holds none of its KV yet (no prefix "
+            "cached). How many bytes cross the network?"
+        )
+    return text.format(**{k: _(v) if isinstance(v, str) else v for k, v in p.items()})
+
+
 def _kv_steps(p: Params) -> list[Step]:
     return [
         Step("=", N_("per token: 2 · L · H_kv · d · bytes"), 2 * p["layers"] * p["kv"] * p["head_dim"] * p["e"], "B"),
@@ -84,11 +102,7 @@ TEMPLATES = [
         "serving",
         2,
         35,
-        N_(
-            "{model} ({layers} layers, {kv} KV heads of {head_dim}), {dtype} KV: the prefill node "
-            "hands a {tokens}-token prompt to a decode node that already holds the first {cached} "
-            "tokens' KV. How many bytes cross the network?"
-        ),
+        _kv_prompt,
         _kv,
         lambda p, fn: fn(p["tokens"], p["layers"], p["kv"], p["head_dim"], p["e"], p["cached"]),
         _kv_steps,
