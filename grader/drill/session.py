@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import random
 import shlex
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -31,7 +32,12 @@ from grader.i18n import _, language, wrap
 MOCK_MINUTES = 45
 MOCK_QUESTIONS = 12
 MOCK_DESIGNS = 2
-WIDTH = 100  # terminal columns of a question (a Chinese character takes two)
+WIDTH = 100  # terminal columns of a question at most (a Chinese character takes two)
+
+
+def width() -> int:
+    """Columns a question wraps to: :data:`WIDTH`, or fewer in a narrower terminal (``COLUMNS`` or the tty's)."""
+    return max(20, min(WIDTH, shutil.get_terminal_size((WIDTH + 1, 24)).columns - 1))
 QUIT = ("q", "quit", "exit", "退出")
 SKIP = ("", "skip", "?", "pass", "跳过", "？")
 
@@ -269,7 +275,7 @@ class Session:
         self.io.say("\n" + _("{clock}  {where} · {topic} · difficulty {difficulty} · {id}").format(
             clock=clock.label(), where=where, topic=_(t.topic), difficulty=t.difficulty, id=t.id))
         shown = shown_prompt(t, inst)
-        self.io.say(wrap(shown, WIDTH))
+        self.io.say(wrap(shown, width()))
         for j, opt in enumerate(inst.options):
             self.io.say(f"   {quantities.LETTERS[j]}) {_(opt)}")
         hint = {"choice": _("a letter"), "order": _("the letters in order")}.get(t.kind) or \
@@ -314,7 +320,7 @@ class Session:
             clock=clock.label(), i=i, k=k, topic=_(d.topic), minutes=d.minutes, id=d.id))
         start = clock.elapsed()
         shown = _(d.prompt)
-        text = self.io.ask_block(wrap(shown, WIDTH))
+        text = self.io.ask_block(wrap(shown, width()))
         if text is None:
             return False
         seconds = clock.elapsed() - start

@@ -217,11 +217,18 @@ def test_an_older_history_file_still_exports(tmp_path, monkeypatch) -> None:
         assert CJK.search(rows[4]["prompt"]) if lang == "zh" else not CJK.search(rows[4]["prompt"])
 
 
-def test_a_chinese_question_wraps_to_the_terminal_columns(tmp_path, monkeypatch) -> None:
-    """A Chinese character takes two columns: the longest Chinese question still fits session.WIDTH columns."""
+@pytest.mark.parametrize("terminal", [None, 60])
+def test_a_chinese_question_wraps_to_the_terminal_columns(tmp_path, monkeypatch, terminal) -> None:
+    """A Chinese character takes two columns: the longest Chinese question fits session.WIDTH columns, and a
+    narrower terminal's (COLUMNS=60: 59 columns, the last one left free)."""
     from grader.i18n import columns
 
     monkeypatch.setenv("DRIPSTONE_LANG", "zh")
+    if terminal:
+        monkeypatch.setenv("COLUMNS", str(terminal))
+    else:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    fits = terminal - 1 if terminal else session.WIDTH
     shown = {(t, d["template"]): session.shown_prompt(t, instances.Instance.from_json(d))
              for t in bank.all_templates() if t.kind == "numeric" for d in instances.bank_data()[t.id][:1]}
     (t, _id), text = max(shown.items(), key=lambda kv: columns(kv[1]))
@@ -233,4 +240,5 @@ def test_a_chinese_question_wraps_to_the_terminal_columns(tmp_path, monkeypatch)
     lines = out.getvalue().splitlines()
     question = lines[2:next(i for i, line in enumerate(lines) if line.startswith("[⏱"))]
     assert len(question) > 2 and "".join(question).replace(" ", "") == text.replace(" ", ""), question
-    assert max(columns(line) for line in question) <= session.WIDTH, [columns(line) for line in question]
+    assert max(columns(line) for line in question) <= fits, [columns(line) for line in question]
+    assert max(columns(line) for line in question) > fits - 6, "the lines fill the width"
