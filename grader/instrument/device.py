@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import statistics
 import subprocess
 import time
@@ -59,10 +60,12 @@ def bench_interleaved(
     *,
     timer: Timer,
     flush: Callable[[], None] = lambda: None,
+    prepare: Callable[[], None] = lambda: None,
     warmup: int = 5,
     reps: int = 30,
 ) -> dict[str, float]:
-    """Median time of each candidate, timed round-robin with a rotating order."""
+    """Median time of each candidate, timed round-robin with a rotating order; ``prepare`` (new input values) and
+    ``flush`` run before every timed call, untimed."""
     names = list(candidates)
     for _ in range(warmup):
         for name in names:
@@ -71,6 +74,7 @@ def bench_interleaved(
     for rep in range(reps):
         order = names[rep % len(names):] + names[: rep % len(names)]
         for name in order:
+            prepare()
             flush()
             samples[name].append(timer(candidates[name]))
     return {n: statistics.median(s) for n, s in samples.items()}
@@ -160,17 +164,38 @@ def require_gpu() -> None:
                     "on a machine with a GPU or in the docker image")
 
 
+def rounds(device: str, *, reps: int = 30, warmup: int = 5) -> tuple[int, int]:
+    """(warmup, reps) of a timing on ``device``: the dry run on the CPU times a few calls only."""
+    return (min(warmup, 1), min(reps, 3)) if device == "cpu" else (warmup, reps)
+
+
 def compare(
-    candidates: dict[str, Callable[[], object]], *, reps: int = 30, warmup: int = 5, device: str = "cuda"
+    candidates: dict[str, Callable[[], object]], *, reps: int = 30, warmup: int = 5, device: str = "cuda",
+    prepare: Callable[[], None] = lambda: None,
 ) -> PerfResult:
     """Time candidates interleaved on the GPU with an L2 flush before each call (host clock on "cpu")."""
+    warmup, reps = rounds(device, reps=reps, warmup=warmup)
     if device == "cpu":
-        medians = bench_interleaved(candidates, timer=host_timer, warmup=min(warmup, 1), reps=min(reps, 3))
+        medians = bench_interleaved(candidates, timer=host_timer, prepare=prepare, warmup=warmup, reps=reps)
         return PerfResult(medians, {"device": "cpu (dry run: not a score)"})
     medians = bench_interleaved(
-        candidates, timer=cuda_event_timer, flush=l2_flusher(), warmup=warmup, reps=reps
+        candidates, timer=cuda_event_timer, flush=l2_flusher(), prepare=prepare, warmup=warmup, reps=reps
     )
     return PerfResult(medians, device_record())
+
+
+def checked_call(warmup: int, reps: int) -> int:
+    """Which of the learner's calls (0-based, warm-up calls first) :func:`time_learner` keeps to be checked: a timed
+    one drawn from the operating system's randomness, so nothing in the learner's process can predict it."""
+    return warmup + secrets.randbelow(reps)
+
+
+def _kept(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, tuple | list):
+        return type(value)(_kept(v) for v in value)
+    return value
 
 
 def time_learner(
@@ -188,20 +213,37 @@ def time_learner(
     ``call(f)`` calls ``f`` with the test's inputs (``lambda f: f(x, block_n=64)``). First one call of
     ``fn`` through every graded check (the guards, inputs untouched, not an input); then ``fn.timed()``
     (torch compute still refused, no per-call copies) against the ``baselines`` and, where the tree has
-    it, ``kernels_ref = (module, how to call it)``; then the ``inputs`` get new values from
-    ``generator`` at the same addresses and the timed function runs once more. Its output is returned
-    for the grader to check: a result kept from the timed calls fails there.
+    it, ``kernels_ref = (module, how to call it)``. Before every timed call the ``inputs`` get new values from
+    ``generator`` at the same addresses, and the output of ONE timed call, drawn at random (:func:`checked_call`),
+    is kept with the input values it ran on; after the timing the inputs hold those values again and that output
+    is returned for the grader to check. A result kept across calls, or work skipped on calls the learner's code
+    counts, fails there: any timed call may be the checked one.
     """
     call(fn)
     timed = fn.timed()
-    candidates = {"learner": lambda: call(timed), **baselines}
+    warmup, reps = rounds(device)
+    check = checked_call(warmup, reps)
+    calls, kept = [0], {}
+
+    def learner() -> Any:
+        out = call(timed)
+        if calls[0] == check:
+            kept["out"], kept["inputs"] = _kept(out), [t.detach().clone() for t in inputs]
+        calls[0] += 1
+        return out
+
+    def new_values() -> None:
+        for t in inputs:
+            t.normal_(generator=generator)
+
+    candidates = {"learner": learner, **baselines}
     ref = reference(kernels_ref[0]) if kernels_ref else None
     if ref is not None:
         candidates["kernels_ref"] = lambda: kernels_ref[1](ref)
-    result = compare(candidates, device=device)
-    for t in inputs:
-        t.normal_(generator=generator)
-    return call(timed), result
+    result = compare(candidates, device=device, prepare=new_values, warmup=warmup, reps=reps)
+    for t, values in zip(inputs, kept["inputs"], strict=True):
+        t.copy_(values)
+    return kept["out"], result
 
 
 @dataclass

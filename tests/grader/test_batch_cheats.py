@@ -193,9 +193,27 @@ PAYLOAD_MARK = "DRIPSTONE-PAYLOAD-RAN"  # what a judge_import_* cheat's dropped 
 
 
 def test_there_are_three_cheats_of_each_machine_class():
-    judge = [c for c in CHEATS if c.stem.startswith("judge_import_")]
-    starve = [c for c in CHEATS if c.stem.startswith("starve_")]
-    assert len(judge) >= 3 and len(starve) >= 3, [c.stem for c in CHEATS]
+    for prefix in ("judge_import_", "starve_", "flood_"):
+        assert len([c for c in CHEATS if c.stem.startswith(prefix)]) >= 3, (prefix, [c.stem for c in CHEATS])
+
+
+def test_what_the_learner_controls_stays_capped_in_the_output(corpus_batch):
+    """Class R3.9: the flood_* cheats raise, print, warn and return megabytes of text; every text of a result stays
+    within its cap (results.TEXT_CAPS), so each student's results.json is bounded by its number of tests, the log by
+    batch.LOG_CAP_BYTES, and the feedback and the class summary by the same caps."""
+    from grader.core.results import TEXT_CAPS
+
+    out = corpus_batch["out"]
+    per_test = sum(TEXT_CAPS.values()) + 8_192  # the capped texts, the record and the fields around them
+    for student in [c.stem for c in CHEATS] + list(corpus_batch["honest"]):
+        data = json.loads((out / student / "results.json").read_text())
+        tests = data["tests"]
+        assert (out / student / "results.json").stat().st_size <= len(tests) * per_test + 65_536, student
+        for test in tests:  # Gradescope's output: the message, detail and hint (each capped) and the record
+            assert len(test["output"]) <= per_test, (student, test["name"], len(test["output"]))
+        assert (out / student / "log.txt").stat().st_size <= batch.LOG_CAP_BYTES + 4_096, student
+    biggest = max(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    assert biggest <= 8 << 20, sorted((p.stat().st_size, str(p)) for p in out.rglob("*") if p.is_file())[-3:]
 
 
 def test_no_learner_file_is_ever_run_by_a_judge_and_no_late_import(corpus_batch):

@@ -180,8 +180,8 @@ def softmax_fused(x, **kwargs):
 
 @pytest.mark.parametrize("isolated", [False, True], ids=["make-grade", "batch-worker"])
 def test_a_result_kept_from_the_timed_calls_fails(dry_run, monkeypatch, tmp_path, isolated):
-    """After the timing the inputs get new values at the same address and the timed function runs
-    once more: a submission that skipped the work in the timed calls returns the old result."""
+    """Before every timed call the inputs get new values at the same address, and a timed call drawn at random is
+    the checked one: a submission that skipped the work in the timed calls returns an old result."""
     import shutil
 
     if isolated:
@@ -193,6 +193,53 @@ def test_a_result_kept_from_the_timed_calls_fails(dry_run, monkeypatch, tmp_path
     report = api.grade(tmp_path, units=["l23_online_softmax"], exercises=["softmax_fused"])
     speed = _gpu_perf(report)["test_fused_speed"]
     assert speed.status is Status.FAILED and "softmax_fused on the GPU" in speed.message, speed
+
+
+class _Timed:
+    """A learner function as time_learner sees it: called once checked, then ``timed()`` for the timing."""
+
+    def __init__(self, honest_calls: set[int] | None) -> None:
+        self.honest_calls, self.calls, self.kept = honest_calls, 0, None
+
+    def __call__(self, x):
+        return x * 2
+
+    def timed(self):
+        return self.call_counted
+
+    def call_counted(self, x):
+        """Honest on the calls in ``honest_calls`` (all when None), else the first result handed back."""
+        self.calls += 1
+        if self.honest_calls is None or self.calls in self.honest_calls or self.kept is None:
+            self.kept = x * 2
+        return self.kept
+
+
+@pytest.mark.parametrize("drawn", [1, 2, 3])
+def test_a_function_that_counts_its_calls_cannot_tell_the_checked_one(monkeypatch, drawn):
+    """Every timed call gets new input values and any one of them may be the checked call (drawn from the OS's
+    randomness, here each in turn): working only on the calls a learner expects to be checked is caught whenever
+    the draw falls elsewhere, and honest work passes every draw."""
+    import torch
+
+    from grader.instrument import device
+
+    monkeypatch.setattr(device, "checked_call", lambda warmup, reps: drawn)
+    for honest_calls, caught in ((None, False), ({1, 4}, drawn != 3), ({1}, True)):
+        g = torch.Generator().manual_seed(1)
+        x = torch.randn(64, generator=g)
+        fn = _Timed(honest_calls)  # the dry run: 1 warm-up call, then 3 timed ones (calls 2-4)
+        y, result = device.time_learner(fn, lambda f, x=x: f(x), [x], baselines={"copy": lambda x=x: x.clone()},
+                                        kernels_ref=None, device="cpu", generator=g)
+        assert fn.calls == 4 and set(result.medians_ms) == {"learner", "copy"}
+        assert torch.equal(y, x * 2) is not caught, (honest_calls, drawn)
+
+
+def test_the_checked_call_is_a_timed_one_drawn_at_random():
+    from grader.instrument import device
+
+    drawn = {device.checked_call(5, 30) for _ in range(400)}
+    assert drawn <= set(range(5, 35)) and len(drawn) > 20, sorted(drawn)
 
 
 def test_without_the_dry_run_the_tier_stays_pending_and_untimed(monkeypatch):
