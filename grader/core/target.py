@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import re
+import traceback
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +47,19 @@ def display_path(path: Path) -> str:
     with contextlib.suppress(ValueError):
         return str(path.relative_to(REPO_ROOT))
     return str(path)
+
+
+def learner_frame(exc: BaseException, within: Path | None = None) -> traceback.FrameSummary | None:
+    """The innermost frame of ``exc``'s traceback in the learner's code: in a file under ``within`` (a folder; the
+    target by default) or in ``within`` itself (a file). The one place that says which line of a submission raised:
+    the loader, the worker, the plugin and the rank runner all ask it."""
+    root = within if within is not None else target_root()
+    resolved = root.resolve()
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = Path(frame.filename)
+        if path == root or path.is_relative_to(root) or path.resolve().is_relative_to(resolved):
+            return frame
+    return None
 
 
 def tree_digest(folder: Path, skip: re.Pattern[str] | None = None) -> str:

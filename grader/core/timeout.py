@@ -128,11 +128,13 @@ def die_with_parent() -> None:
     ``preexec_fn`` (unsafe beside the parent's threads), and only in the process grader.api started (the variable
     is removed, so nothing this child starts inherits it). Linux only."""
     parent = os.environ.pop(PARENT_ENV, "")
-    if not parent.isdigit() or not sys.platform.startswith("linux") or os.getppid() != int(parent):
+    if not parent.isdigit() or not sys.platform.startswith("linux"):
         return
     import ctypes
 
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != int(parent):  # the parent ended before this child could arm (a slow start): end now
+        os._exit(EXIT_STUCK)
 
 
 def exit_stuck(text: str) -> None:

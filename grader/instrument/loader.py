@@ -13,12 +13,12 @@ import contextlib
 import importlib.util
 import os
 import sys
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-from grader.core.target import REPO_ROOT, SubmissionError, display_path, target_root
+from grader.core import target
+from grader.core.target import SubmissionError, display_path, learner_frame, target_root
 
 
 @contextlib.contextmanager
@@ -88,8 +88,8 @@ def _uses_triton(module: ModuleType) -> bool:
 
 
 def _last_frame_in(path: Path, exc: BaseException) -> str:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
-    return f" line {frames[-1].lineno}" if frames else ""
+    frame = learner_frame(exc, path)
+    return f" line {frame.lineno}" if frame is not None else ""
 
 
 def load_module(unit: str, module: str, *, interpret: bool = True) -> ModuleType:
@@ -101,4 +101,4 @@ def load_module(unit: str, module: str, *, interpret: bool = True) -> ModuleType
 
 def load_reference(module: str, *, interpret: bool = True) -> ModuleType:
     """A tuned reference kernel from ``kernels_ref/`` (trusted; never part of a submission)."""
-    return load_file(REPO_ROOT / "kernels_ref" / f"{module}.py", interpret=interpret)
+    return load_file(target.REPO_ROOT / "kernels_ref" / f"{module}.py", interpret=interpret)

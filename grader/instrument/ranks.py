@@ -757,6 +757,10 @@ def _save(payload: dict[str, Any], path: Path) -> None:
 
 
 def _describe(exc: BaseException) -> dict[str, str]:
+    from grader.core.target import learner_frame
+
+    mine = learner_frame(exc)
     frames = [(f.filename, f.lineno or 0) for f in reversed(traceback.extract_tb(exc.__traceback__))]
     text = str(exc).strip()
-    return {"type": type(exc).__name__, "message": text[:2000], "where": _pick_line(frames)}
+    where = _pick_line([(mine.filename, mine.lineno or 0)] if mine is not None else frames)
+    return {"type": type(exc).__name__, "message": text[:2000], "where": where}

@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from grader._lazy import torch
-from grader.core.target import SubmissionError, target_root
+from grader.core.target import SubmissionError, learner_frame
 from grader.instrument import traffic
 
 ISOLATE_ENV = "DRIPSTONE_ISOLATE"
@@ -581,11 +581,9 @@ def _describe(exc: BaseException) -> _Raised:
     root = exc
     while isinstance(root, BaseExceptionGroup) and root.exceptions:
         root = root.exceptions[0]
-    frames = [
-        f for f in traceback.extract_tb(root.__traceback__) if Path(f.filename).resolve().is_relative_to(target_root())
-    ]
-    where = "" if not frames else Path(frames[-1].filename).name + (
-        f":{frames[-1].lineno}" if frames[-1].lineno is not None else "")  # no line: a signal between two
+    frame = learner_frame(root)
+    where = "" if frame is None else Path(frame.filename).name + (
+        f":{frame.lineno}" if frame.lineno is not None else "")  # no line: a signal between two
     message = _text_of(root)
     notes = getattr(root, "__notes__", None)
     if isinstance(notes, list) and notes:

@@ -11,7 +11,6 @@ import dataclasses
 import difflib
 import json
 import re
-import traceback
 from pathlib import Path
 
 import pytest
@@ -382,12 +381,11 @@ def _root_exception(exc: BaseException) -> BaseException:
 
 
 def _learner_frame(exc: BaseException) -> str:
-    root = target.target_root()
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).is_relative_to(root)]
-    if not frames:
+    frame = target.learner_frame(exc)
+    if frame is None:
         return ""
-    line = frames[-1].lineno  # None where the interpreter knows no line (a signal raised between two)
-    return f" ({target.display_path(Path(frames[-1].filename))}" + (f":{line})" if line is not None else ")")
+    line = frame.lineno  # None where the interpreter knows no line (a signal raised between two)
+    return f" ({target.display_path(Path(frame.filename))}" + (f":{line})" if line is not None else ")")
 
 
 def _classify(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None]) -> TestResult:

@@ -79,7 +79,7 @@ def test_a_kernels_ref_module_without_a_declaration_is_a_missing_row(monkeypatch
         bench.declarations()
     no_rows = "REFERENCE = dict(unit='l99_x', exercises=('scan',), vendor='v')\n"
     (tmp_path / "kernels_ref" / "scan.py").write_text(no_rows)
-    monkeypatch.setattr(bench.target, "_CACHE", {})
+    monkeypatch.setattr(bench.loader, "_CACHE", {})
     with pytest.raises(LookupError, match="scan.py's REFERENCE: .*bench must be a non-empty tuple"):
         bench.declarations()
 

@@ -83,3 +83,26 @@ def test_the_student_release_ships_every_module_its_shipped_modules_import():
     missing = [f"{m} imports {n} (line {line})" for m in sorted(shipped) for n, line, nested in layers.imports_of(m)
                if n not in shipped and not (m == "grader.cli" and nested and n.startswith("grader.instructor."))]
     assert missing == []
+
+
+def test_one_function_says_which_line_of_the_submission_raised(tmp_path, monkeypatch):
+    """core.target.learner_frame: the innermost frame in the target (or in one file), whatever called it; the
+    loader, the worker, the plugin and the rank runner use it."""
+    from grader.core import target
+
+    (tmp_path / "u").mkdir()
+    learner = tmp_path / "u" / "m.py"
+    learner.write_text("def inner():\n    raise ValueError('x')\n\n\ndef outer(call):\n    call(inner)\n")
+    namespace: dict = {}
+    exec(compile(learner.read_text(), str(learner), "exec"), namespace)
+    try:
+        namespace["outer"](lambda f: f())  # the grader's frame (this file) sits between two learner frames
+    except ValueError as exc:
+        raised = exc
+    monkeypatch.setenv(target.TARGET_ENV, str(tmp_path))
+    target._ROOTS.clear()
+    frame = target.learner_frame(raised)
+    assert frame is not None and (Path(frame.filename), frame.lineno) == (learner, 2)
+    assert target.learner_frame(raised, learner).lineno == 2
+    assert target.learner_frame(raised, tmp_path / "elsewhere") is None
+    target._ROOTS.clear()

@@ -126,3 +126,19 @@ def test_a_function_that_ran_past_the_limit_is_not_waited_for_again(limit_s):
     with pytest.raises(timeout.CallTimeout, match="in an earlier test"), timeout.limit("from_an_earlier_child"):
         pass
     assert timeout.hung_name(str(caught.value)) == "loops" and timeout.hung_name("f(2) = 5, expected 4") is None
+
+
+def test_a_grading_child_whose_parent_ended_before_it_armed_ends_at_once():
+    """The parent killed while its grading child still starts (a loaded machine: torch takes seconds to import):
+    the child finds it has another parent by then and ends instead of grading on as an orphan."""
+    import os
+    import subprocess
+    import sys
+
+    from grader.core.target import REPO_ROOT
+
+    code = ("import os\nos.environ['DRIPSTONE_PARENT_PID'] = str(os.getppid() + 1_000_000)\n"
+            "from grader.core import timeout\ntimeout.die_with_parent()\nprint('still grading')\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert done.returncode == timeout.EXIT_STUCK and "still grading" not in done.stdout, (done.returncode, done.stdout)

@@ -169,6 +169,9 @@ WORKED = [
     ([("shared", "s", "S"), ("copy", "t", "s"), ("unique", "u", "U"), ("end",)], {"freed": ["U", "S"], "live": {}}),
     ([("unique", "a", "A"), ("move", "a", "a"), ("shared", "b", "B"), ("copy", "b", "b")],
      {"freed": [], "live": {"A": 1, "B": 1}}),
+    # after a move the source owns nothing: resetting the destination frees the resource there and then
+    ([("unique", "a", "A"), ("move", "b", "a"), ("reset", "b"), ("unique", "c", "C"), ("end",)],
+     {"freed": ["A", "C"], "live": {}}),
 ]
 
 
