@@ -24,15 +24,23 @@ from grader._lazy import torch
 from grader.i18n import _
 
 
+def _tensor_type() -> type | None:
+    """torch.Tensor where torch is loaded (else no argument is a tensor: a ledger unit never imports torch)."""
+    loaded = sys.modules.get("torch")
+    return getattr(loaded, "Tensor", None)
+
+
 def copies(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Deep copies of ``args`` and ``kwargs`` (one memo: an object passed twice is one copy); a tensor keeps its
     strides and storage offset. A value that cannot be copied (a generator) is refused: batch grading could not
     send it to the learner's process either."""
     memo: dict[int, Any] = {}
     storages: dict[tuple[str, int], Any] = {}
+    tensor = _tensor_type()
 
     def one(value: Any) -> Any:
-        _seed_tensors(value, memo, storages, depth=0)
+        if tensor is not None:
+            _seed_tensors(value, tensor, memo, storages, depth=0)
         try:
             return copy.deepcopy(value, memo)
         except Exception as exc:
@@ -44,19 +52,24 @@ def copies(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any,
     return tuple(one(a) for a in args), {k: one(v) for k, v in kwargs.items()}
 
 
-def _seed_tensors(value: Any, memo: dict[int, Any], storages: dict[tuple[str, int], Any], depth: int) -> None:
+def _seed_tensors(value: Any, tensor: type, memo: dict[int, Any], storages: dict[tuple[str, int], Any],
+                  depth: int) -> None:
     """Put a layout-keeping copy of every tensor in ``value`` (through lists, tuples, dicts) into deepcopy's memo:
     torch's own deepcopy refuses non-leaf tensors and does not share one storage copy between two arguments."""
-    if depth > 50 or id(value) in memo:
+    kind = type(value)
+    if kind in _ATOMS or depth > 50 or id(value) in memo:
         return
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, tensor):
         memo[id(value)] = tensor_copy(value, storages)
-    elif type(value) in (list, tuple):
+    elif kind is list or kind is tuple:
         for v in value:
-            _seed_tensors(v, memo, storages, depth + 1)
-    elif type(value) is dict:
+            _seed_tensors(v, tensor, memo, storages, depth + 1)
+    elif kind is dict:
         for v in value.values():
-            _seed_tensors(v, memo, storages, depth + 1)
+            _seed_tensors(v, tensor, memo, storages, depth + 1)
+
+
+_ATOMS = (int, float, bool, str, bytes, complex, type(None))
 
 
 def tensor_copy(t: torch.Tensor, storages: dict[tuple[str, int], Any] | None = None) -> torch.Tensor:
@@ -123,10 +136,16 @@ def _modified(name: str, which: str, param: str | None) -> AssertionError:
 def same_data(a: Any, b: Any, depth: int = 0) -> bool:
     """``b`` (what the call was given, after it) holds the values of ``a`` (the caller's); NaNs equal, objects that
     are not data count as the same."""
+    kind = type(a)
+    if kind is float:
+        return type(b) is float and (a == b or (math.isnan(a) and math.isnan(b)))
+    if kind in _ATOMS:
+        return type(b) is kind and a == b
     if depth > 50:
         return True
-    if isinstance(a, torch.Tensor):
-        return (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape
+    tensor = _tensor_type()
+    if tensor is not None and isinstance(a, tensor):
+        return (isinstance(b, tensor) and a.dtype == b.dtype and a.shape == b.shape
                 and a.device == b.device and _same_tensor(a, b))
     np = sys.modules.get("numpy")
     if np is not None and isinstance(a, np.ndarray):
@@ -143,10 +162,8 @@ def same_data(a: Any, b: Any, depth: int = 0) -> bool:
             same_data(x, y, depth + 1) for x, y in zip(a, b, strict=True))
     if type(a) is dict:
         return type(b) is dict and list(a) == list(b) and all(same_data(a[k], b[k], depth + 1) for k in a)
-    if type(a) in (set, frozenset, bytearray, bytes, str, int, bool, complex, type(None)):
+    if type(a) in (set, frozenset, bytearray):
         return type(b) is type(a) and a == b
-    if type(a) is float:
-        return type(b) is float and (a == b or (math.isnan(a) and math.isnan(b)))
     return True
 
 
