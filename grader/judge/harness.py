@@ -105,6 +105,8 @@ class LearnerFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         LAST_CALL[:] = [(self.name, args, kwargs)]
+        if self.writes and {name for _, name in self.writes} & kwargs.keys():
+            raise RuntimeError(f"grader bug: {self.name}'s written arguments are passed by position (writes=)")
         # read by the judge before any of the submission's code runs (grader.judge.audit)
         if self.kernel or self.audited:
             audit.check(target.target_root() / self.unit, self.module, self.name, kernel=self.kernel)

@@ -430,3 +430,9 @@ def test_a_check_beside_the_learner_works_on_its_own_objects_and_the_judge_keeps
     finally:
         worker.end_test()
     assert xs == [1], "the judge's list is not the check's"
+
+
+def test_written_arguments_are_passed_by_position(submission):
+    submission("w", WRITERS)
+    with pytest.raises(RuntimeError, match="passed by position"):
+        harness.learner("u", "w", "scale_into", writes={"out": 1})(torch.ones(2), out=torch.zeros(2))
