@@ -17,7 +17,8 @@ write a result line:
   JSON instead, ~0.5 ms less per call, and is rebuilt with the same types;
 * tensor arguments reach the worker through a shared-memory arena mapped before the fork; the
   parent compares the arena with its own copy after the call, so an input the learner mutated is
-  rejected by a check the learner cannot patch;
+  rejected by a check the learner cannot patch, and copies back only the tensors an in-place exercise
+  declares written (the other arguments are pickled: the worker's are copies);
 * file descriptors registered with :func:`protect_fd` (the results channel) are closed in the child
   before any learner code runs, and the parent is made non-dumpable, so the child cannot reopen
   them through ``/proc/<ppid>/fd`` nor ptrace the parent;
