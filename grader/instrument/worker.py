@@ -17,7 +17,8 @@ write a result line:
   JSON instead, ~0.5 ms less per call, and is rebuilt with the same types;
 * tensor arguments reach the worker through a shared-memory arena mapped before the fork; the
   parent compares the arena with its own copy after the call, so an input the learner mutated is
-  rejected by a check the learner cannot patch;
+  rejected by a check the learner cannot patch, and copies back only the tensors an in-place exercise
+  declares written (the other arguments are pickled: the worker's are copies);
 * file descriptors registered with :func:`protect_fd` (the results channel) are closed in the child
   before any learner code runs, and the parent is made non-dumpable, so the child cannot reopen
   them through ``/proc/<ppid>/fd`` nor ptrace the parent;
@@ -59,14 +60,14 @@ import struct
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from grader._lazy import torch
 from grader.core.target import SubmissionError, learner_frame
-from grader.instrument import traffic
+from grader.instrument import given, traffic
 
 ISOLATE_ENV = "DRIPSTONE_ISOLATE"
 CALL_TIMEOUT_ENV = "DRIPSTONE_CALL_TIMEOUT"
@@ -128,8 +129,8 @@ def warm(paths: Iterable[Path]) -> list[str]:
     import importlib
 
     rows = {""}
-    for given in map(Path, paths):
-        for path in sorted(given.glob("*.py")) if given.is_dir() else [given] if given.is_file() else []:
+    for named in map(Path, paths):
+        for path in sorted(named.glob("*.py")) if named.is_dir() else [named] if named.is_file() else []:
             try:
                 if path.stat().st_size > WARM_MAX_BYTES:  # not a module to read here: its grading says what it is
                     continue
@@ -198,13 +199,15 @@ _worker: _Worker | None = None
 
 
 def call(
-    name: str, run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, inputs_read_only: bool
+    name: str, run: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+    written: Collection[int] = (),
 ) -> Any:
     """``run(*args, **kwargs)`` in this test's worker; its result (data only) or its exception, rebuilt here.
 
-    Tensor arguments go through the shared arena. With ``inputs_read_only`` (kernel exercises) the
-    arena is compared with them afterwards and a mutated input raises AssertionError here, in the
-    trusted process; otherwise what the call wrote into them is copied back.
+    Tensor arguments go through the shared arena, the others are pickled: the worker works on copies. Afterwards
+    the arena is compared with the caller's tensors, here, in the trusted process: a changed tensor raises
+    AssertionError, unless its position is in ``written`` (an exercise that computes in place into it, declared by
+    its test), whose values are then copied back. Nothing else the call wrote ever reaches the caller's objects.
     """
     if name in _stopped:
         raise LearnerCallFailed(f"{name} {_stopped[name]} in an earlier call and was stopped; not called again")
@@ -214,11 +217,12 @@ def call(
     shared_args, placed = _share(args)
     request = pickle.dumps((run, shared_args, kwargs, len(traffic.open_counters())))
     reply = _exchange(worker, name, request)
-    for i, (spec, original) in enumerate(placed):
-        if not inputs_read_only:
-            original.copy_(spec.view(_arena))
+    for position, spec, original in placed:
+        if position in written:
+            with torch.no_grad():
+                original.copy_(spec.view(_arena))
         elif not same_values(spec.view(_arena), original):
-            raise AssertionError(f"{name} modified its input #{i}: write results to a new tensor")
+            raise AssertionError(f"{name} modified its input #{position}: write results to a new tensor")
     return _unpack(name, reply)
 
 
@@ -242,14 +246,18 @@ def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
-def _share(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[tuple[_Shared, torch.Tensor]]]:
-    """Tensor arguments copied into the arena (same storage layout); others passed as they are."""
+def _share(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[tuple[int, _Shared, torch.Tensor]]]:
+    """Tensor arguments copied into the arena (same storage layout), with their positions; others passed as they
+    are (pickled)."""
     out, placed, offset = [], [], 0
-    for a in args:
+    for position, a in enumerate(args):
         if not isinstance(a, torch.Tensor):
             out.append(a)
             continue
         storage = a.untyped_storage()
+        if storage.nbytes() == 0:  # nothing to share (frombuffer refuses a count of 0): sent as it is
+            out.append(a.detach().clone())
+            continue
         if offset + storage.nbytes() > ARENA_BYTES:
             raise RuntimeError(f"grader: inputs over {ARENA_BYTES >> 20} MiB do not fit the shared arena")
         spec = _Shared(offset, storage.nbytes(), a.dtype, tuple(a.shape), a.stride(), a.storage_offset())
@@ -257,7 +265,7 @@ def _share(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[tuple[_Shared, 
         raw.untyped_storage().copy_(storage)
         torch.frombuffer(_arena, dtype=torch.uint8, count=spec.nbytes, offset=offset).copy_(raw)
         out.append(spec)
-        placed.append((spec, a))
+        placed.append((position, spec, a))
         offset += -(-storage.nbytes() // 64) * 64
     return tuple(out), placed
 
@@ -676,10 +684,28 @@ def on_device(check: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
 
 
 def beside_learner(label: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``fn(*args, **kwargs)`` in batch grading's worker (answered as data), or here in ``make grade``."""
+    """``fn(*args, **kwargs)`` in batch grading's worker (answered as data), or here in ``make grade``; either way on
+    copies of the caller's arguments (pickled, or :func:`grader.instrument.given.copies`): what runs beside the
+    learner's code never writes into the caller's objects (a changed tensor argument is refused in batch)."""
+    global _checks_here
     if enabled():
-        return call(label, fn, args, kwargs, inputs_read_only=False)
-    return fn(*args, **kwargs)
+        return call(label, fn, args, kwargs)
+    args, kwargs = given.copies(args, kwargs)
+    _checks_here += 1
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _checks_here -= 1
+
+
+_checks_here = 0  # make grade: how many checks beside the learner's code are running in this process
+
+
+def in_check() -> bool:
+    """Trusted check code runs beside the learner's here (in the worker, or inside :func:`beside_learner` in ``make
+    grade``): a learner function it calls gets the check's own objects, not copies (a check counts a model's calls,
+    measures a call's memory peak); the check returns data, which crossed to the judge as such."""
+    return _in_worker or _checks_here > 0
 
 
 def _on_device_here(check: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

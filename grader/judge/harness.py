@@ -8,19 +8,25 @@ and calls ``softmax_fused(x)``. Nothing is loaded at import: each call loads the
 (cached), finds the function and runs it, so a missing file, a syntax error or a missing function
 fails only the tests that need it, with a message that says what to fix. For kernel exercises the
 call also refuses torch compute ops (:mod:`grader.instrument.guard`) and keeps inputs unmodified.
+
+The learner's function is given copies of the test's arguments (:mod:`grader.instrument.given`; in batch grading
+they also cross into the worker as data): what it writes, keeps or returns never aliases an object the test reads
+afterwards. An exercise that computes in place declares the tensor arguments it writes,
+``learner(..., writes={"param": 0, "exp_avg": 2})`` (parameter name: position), and only those are written back
+after the call; a write into any other argument is refused with a message naming it.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from grader._lazy import torch
 from grader.core import target, timeout
 from grader.core.target import SubmissionError
-from grader.instrument import device, loader, worker
+from grader.instrument import device, given, loader, worker
 from grader.instrument.worker import on_device, where_learner_runs  # noqa: F401  (the kit's names)
 from grader.judge import audit
 
@@ -36,6 +42,9 @@ class LearnerFunction:
     name: str
     kernel: bool = False
     audited: bool = False  # the static audit also for a non-kernel exercise the grader measures in-process
+    # The positional tensor arguments an in-place exercise writes (position -> parameter name): written back into
+    # the test's tensors after the call; every other argument the learner's code is given is a copy, left as it was.
+    writes: tuple[tuple[int, str], ...] = ()
 
     def resolve(self) -> Callable[..., Any]:
         """The learner's function object, or SubmissionError saying what is wrong.
@@ -96,15 +105,39 @@ class LearnerFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         LAST_CALL[:] = [(self.name, args, kwargs)]
+        if self.writes and {name for _, name in self.writes} & kwargs.keys():
+            raise RuntimeError(f"grader bug: {self.name}'s written arguments are passed by position (writes=)")
         # read by the judge before any of the submission's code runs (grader.judge.audit)
         if self.kernel or self.audited:
             audit.check(target.target_root() / self.unit, self.module, self.name, kernel=self.kernel)
         if not worker.enabled():
             with timeout.limit(self.name):  # make grade: a call past --timeout fails its test (grading/timeout.py)
-                return self._call_here(*args, **kwargs)
-        # Batch grading: the learner's code runs in a forked worker (grader.instrument.worker), which also
-        # checks, where the learner cannot patch it, that a kernel left its inputs unmodified.
-        return worker.call(self.name, self._call_here, args, kwargs, inputs_read_only=self.kernel)
+                if worker.in_check():  # trusted code beside the learner's (where_learner_runs): its own objects
+                    return self._call_here(*args, **kwargs)
+                return self._call_given_copies(*args, **kwargs)
+        # Batch grading: the learner's code runs in a forked worker (grader.instrument.worker), which also checks,
+        # where the learner cannot patch it, that no tensor argument but the declared written ones changed.
+        return worker.call(self.name, self._call_given_copies, args, kwargs, written=tuple(dict(self.writes)))
+
+    def _call_given_copies(self, *args: Any, **kwargs: Any) -> Any:
+        """The call on copies of the test's arguments: the declared written tensors copied back afterwards, a write
+        into any other argument refused (grader.instrument.given)."""
+        mine, mine_kwargs = given.copies(args, kwargs)
+        out = self._call_here(*mine, **mine_kwargs)
+        given.check_untouched(self.name, args, mine, kwargs, mine_kwargs, written=dict(self.writes),
+                              names=self._parameter_name)
+        given.written_back(self.name, dict(self.writes), args, mine)
+        return out
+
+    def _parameter_name(self, i: int) -> str | None:
+        """The learner's name for positional argument ``i`` (for a message only: the learner's signature decides
+        nothing here)."""
+        try:
+            params = list(inspect.signature(self.resolve()).parameters.values())
+        except (TypeError, ValueError, SubmissionError):
+            return None
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        return params[i].name if i < len(params) and params[i].kind in positional else None
 
     def _call_here(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.resolve()
@@ -123,9 +156,17 @@ class LearnerFunction:
         return out
 
 
-def learner(unit: str, module: str, name: str, *, kernel: bool = False, audited: bool = False) -> LearnerFunction:
-    """Declare a learner function a test module grades (see the module docstring)."""
-    return LearnerFunction(unit, module, name, kernel, audited)
+def learner(unit: str, module: str, name: str, *, kernel: bool = False, audited: bool = False,
+            writes: Mapping[str, int] | None = None) -> LearnerFunction:
+    """Declare a learner function a test module grades (see the module docstring). ``writes``: for an exercise that
+    computes in place, its written tensor arguments, parameter name -> position (pass them positionally)."""
+    declared = dict(writes or {})
+    if declared and kernel:
+        raise ValueError(f"grader bug: {name} is a kernel exercise, which allocates its output: no writes=")
+    if not all(isinstance(k, str) and type(v) is int and v >= 0 for k, v in declared.items()):
+        raise ValueError(f"grader bug: {name}'s writes= maps parameter names to positions (ints), got {declared!r}")
+    by_position = tuple(sorted((v, k) for k, v in declared.items()))
+    return LearnerFunction(unit, module, name, kernel, audited, by_position)
 
 
 def learner_value(unit: str, module: str, name: str) -> Any:

@@ -20,7 +20,7 @@ from c2_model import (
 from grader.kit import assert_close, assert_rejects, grade, learner, where_learner_runs
 
 UNIT = "c2_paged_engine"
-write_kv = learner(UNIT, "engine", "write_kv")
+write_kv = learner(UNIT, "engine", "write_kv", writes={"k_cache": 0, "v_cache": 1})
 paged_attention = learner(UNIT, "engine", "paged_attention")
 PagedEngine = learner(UNIT, "engine", "PagedEngine")
 
@@ -52,15 +52,15 @@ def test_write_kv_places_rows():
     """Rows land at block slot // B, offset slot % B, in place; every other slot keeps its value."""
     for num_blocks, b, slots in ((10, 4, [28, 29, 8, 13, 0, 39]), (3, 1, [2, 0]), (5, 16, [79, 16, 15, 64])):
         kc, vc = caches(num_blocks, b)
-        k0, v0 = kc.clone(), vc.clone()
         g = torch.Generator().manual_seed(len(slots))
         k = torch.randn(len(slots), 2, 3, generator=g, dtype=torch.float64)
         v = torch.randn(len(slots), 2, 3, generator=g, dtype=torch.float64)
+        k0, v0 = kc.clone(), vc.clone()  # the expected caches, built before the call from the grader's own tensors
+        for t, s in enumerate(slots):
+            k0[s // b, s % b], v0[s // b, s % b] = k[t], v[t]
         call = f"write_kv(caches [{num_blocks}, {b}, 2, 3], k, v, slots={slots})"
         out = write_kv(kc, vc, k, v, torch.tensor(slots))
         assert out is None, f"{call} returned {type(out).__name__}: it writes the caches in place and returns None"
-        for t, s in enumerate(slots):
-            k0[s // b, s % b], v0[s // b, s % b] = k[t], v[t]
         assert_close(kc, k0, dtype=torch.float64, what=f"{call}: K cache, row t at block slot // B, offset slot % B")
         assert_close(vc, v0, dtype=torch.float64, what=f"{call}: the V cache")
 

@@ -195,15 +195,15 @@ def forge():
         try: os.write(fd, b'{"nodeid": "forged", "score": 99}\\n' * 4)
         except OSError: pass
     return 1
-assert worker.call("patch", patch, (), {}, inputs_read_only=True) == 7
+assert worker.call("patch", patch, (), {}) == 7
 assert not torch.allclose(torch.zeros(2), torch.ones(2)), "the judge was patched"
 x = torch.zeros(3)
 try:
-    worker.call("mutate", mutate, (x,), {}, inputs_read_only=True); print("MISSED mutation")
+    worker.call("mutate", mutate, (x,), {}); print("MISSED mutation")
 except AssertionError as e: print("mutation:", e)
 for f in (forge, bye, hang, hang):
     try:
-        worker.call(f.__name__, f, (), {}, inputs_read_only=True); print("MISSED", f.__name__)
+        worker.call(f.__name__, f, (), {}); print("MISSED", f.__name__)
     except AssertionError as e: print(f.__name__ + ":", e)
 worker.end_test()
 """
@@ -239,11 +239,11 @@ def small():
     return 2
 for f in (slow_bomb, slow_bomb, quick_bomb, many_files):
     try:
-        worker.call(f.__name__, f, (), {}, inputs_read_only=True); print("MISSED", f.__name__)
+        worker.call(f.__name__, f, (), {}); print("MISSED", f.__name__)
     except AssertionError as e: print(f.__name__ + ":", e)
     worker.end_test()
     print("left", sum(p.stat().st_size for p in Path(os.environ["TMPDIR"]).iterdir()) >> 20)
-print("small", worker.call("small", small, (), {}, inputs_read_only=True))
+print("small", worker.call("small", small, (), {}))
 worker.end_test()
 """
     tmp = tmp_path / "tmp"
@@ -311,13 +311,35 @@ def test_boundary_rebuilds_the_learners_exceptions():
     os.environ[worker.ISOLATE_ENV] = "1"
     try:
         with pytest.raises(NotImplementedError, match="TODO: write it"):
-            worker.call("todo", todo, (), {}, inputs_read_only=False)
+            worker.call("todo", todo, (), {})
         x = torch.zeros(4)
-        worker.call("inplace", fill_with_two, (x,), {}, inputs_read_only=False)
-        assert torch.equal(x, torch.full((4,), 2.0)), "a non-kernel call's writes reach the caller"
+        worker.call("inplace", fill_with_two, (x,), {}, written=(0,))
+        assert torch.equal(x, torch.full((4,), 2.0)), "a declared written argument is written back"
     finally:
         worker.end_test()
         os.environ.pop(worker.ISOLATE_ENV)
+
+
+def test_boundary_writes_back_only_the_declared_arguments():
+    """R3.8: what the worker writes into a tensor argument reaches the judge only where the exercise declares the
+    argument written; any other changed tensor is refused by the judge, and a list argument is only ever a copy."""
+    os.environ[worker.ISOLATE_ENV] = "1"
+    try:
+        x, out, xs = torch.zeros(4), torch.zeros(4), [1, 2]
+        with pytest.raises(AssertionError, match="fill_both modified its input #0"):
+            worker.call("fill_both", fill_both, (x, out, xs), {}, written=(1,))
+        assert torch.equal(x, torch.zeros(4)) and torch.equal(out, torch.zeros(4)) and xs == [1, 2]
+        worker.call("fill_out", fill_both, (torch.zeros(0), out, xs), {}, written=(1,))
+        assert torch.equal(out, torch.full((4,), 2.0)) and xs == [1, 2], "out written back, the list never"
+    finally:
+        worker.end_test()
+        os.environ.pop(worker.ISOLATE_ENV)
+
+
+def fill_both(x: torch.Tensor, out: torch.Tensor, xs: list) -> None:
+    x.fill_(2.0)
+    out.fill_(2.0)
+    xs.append(3)
 
 
 # ---- release -------------------------------------------------------------------------------------------------
@@ -754,9 +776,9 @@ def huge():
     return {"total": 2**3000, "parts": [-(2**70), 3]}
 def odd():
     raise Odd("n_layers")
-print("huge", worker.call("huge", huge, (), {}, inputs_read_only=False))
+print("huge", worker.call("huge", huge, (), {}))
 try:
-    worker.call("odd", odd, (), {}, inputs_read_only=False); print("MISSED odd")
+    worker.call("odd", odd, (), {}); print("MISSED odd")
 except BaseException as e: print("odd:", type(e).__name__, "|", e)
 worker.end_test()
 """
@@ -790,12 +812,12 @@ def pair():
     return Pair(1, 2)
 def level():
     return Level.LOW
-got = worker.call("plain", plain, (), {{}}, inputs_read_only=False)
+got = worker.call("plain", plain, (), {{}})
 sys.stdout.buffer.write(pickle.dumps(got).hex().encode() + b"\\n")
-print("mixed", worker.call("mixed", mixed, (), {{}}, inputs_read_only=False))
+print("mixed", worker.call("mixed", mixed, (), {{}}))
 for name, fn in (("pair", pair), ("level", level)):
     try:
-        print(name, "returned", worker.call(name, fn, (), {{}}, inputs_read_only=False))
+        print(name, "returned", worker.call(name, fn, (), {{}}))
     except BaseException as e:
         print(name, type(e).__name__)
 worker.end_test()
@@ -837,7 +859,7 @@ def die():
     os._exit(3)
 
 def call(fn):
-    return worker.call(fn.__name__, fn, (), {}, inputs_read_only=True)
+    return worker.call(fn.__name__, fn, (), {})
 
 @pytest.mark.parametrize("case", range(3))
 def test_shared(case):

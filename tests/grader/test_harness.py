@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import torch
 
 from grader.core import target
 from grader.core.target import SubmissionError
-from grader.instrument import device, guard, loader, worker
+from grader.instrument import device, given, guard, loader, worker
 from grader.instrument.guard import TorchComputeRefused
 from grader.judge import harness
 
@@ -255,3 +256,183 @@ def test_the_judge_refuses_to_fork_a_worker_after_initializing_cuda(submission, 
             harness.learner("u", "n", "stats")([1.0])
     finally:
         worker.end_test()
+
+
+# ---- R3.8: the learner's function is given copies; only declared written arguments come back ----------------------
+
+WRITERS = """
+import torch
+
+KEPT = []
+
+def bump(x):
+    x.add_(1)
+
+def through_numpy(x):
+    x.numpy()[:] = 0
+
+def append(xs):
+    xs.append(99)
+
+def nested(d):
+    d["rows"][0].fill_(7)
+
+def stream_list(it):
+    it.__reduce__()[1][0][:] = [0.0]
+    return 0.0
+
+def keep(x):
+    KEPT.append(x)
+    return float(x.sum())
+
+def write_kept(x):
+    for old in KEPT:
+        old.fill_(9)
+    return float(x.sum())
+
+def scale_into(x, out):
+    out.copy_(x * 2)
+
+def scale_and_bump(x, out):
+    out.copy_(x * 2)
+    x.add_(1)
+
+def resize_out(x, out):
+    out.resize_(1)
+
+def layout(x, y):
+    return list(x.stride()), x.storage_offset(), x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
+"""
+
+
+@pytest.fixture(params=["make grade", "batch"])
+def mode(request, submission, monkeypatch):
+    """Both paths a learner call takes: in this process, or through batch grading's worker."""
+    submission("w", WRITERS)
+    if request.param == "batch":
+        monkeypatch.setenv(worker.ISOLATE_ENV, "1")
+    yield request.param
+    worker.end_test()
+
+
+@pytest.mark.parametrize("name, make_args, which", [
+    ("bump", lambda: (torch.zeros(3),), "#0 (`x`)"),
+    ("through_numpy", lambda: (torch.ones(3),), "#0 (`x`)"),
+    ("append", lambda: ([1, 2],), "#0 (`xs`)"),
+    ("nested", lambda: ({"rows": [torch.ones(2)]},), "#0 (`d`)"),
+])
+def test_a_write_into_an_undeclared_argument_is_refused_and_never_reaches_the_test(mode, name, make_args, which):
+    """Whatever the learner's code writes into what it is given (a tensor, through a NumPy view of it, a list, a
+    tensor inside a dict) is refused with the argument's name, and the test's own objects stay as they were."""
+    args = make_args()
+    before = copy.deepcopy(args)
+    with pytest.raises(AssertionError, match=rf"{name} modified its argument {re.escape(which)}: leave the caller"):
+        harness.learner("u", "w", name)(*args)
+    assert given.same_data(before, args), f"{mode}: {name} changed the test's objects: {args}"
+
+
+def test_a_write_through_an_alias_or_a_kept_reference_stays_with_the_learner(mode):
+    """A list reached through the iterator the test passed (its __reduce__), or a tensor kept from an earlier call
+    and written later: copies both, so the test's list and tensor keep their values."""
+    xs = [1.0, 2.0]
+    assert harness.learner("u", "w", "stream_list")(iter(xs)) == 0.0
+    assert xs == [1.0, 2.0]
+    first = torch.ones(3)
+    harness.learner("u", "w", "keep")(first)
+    harness.learner("u", "w", "write_kept")(torch.ones(3))
+    assert torch.equal(first, torch.ones(3))
+
+
+def test_declared_written_arguments_are_written_back_and_only_those(mode):
+    x, out = torch.arange(4.0), torch.zeros(4)
+    scale = harness.learner("u", "w", "scale_into", writes={"out": 1})
+    assert scale(x, out) is None
+    assert torch.equal(out, torch.arange(4.0) * 2) and torch.equal(x, torch.arange(4.0))
+    out = torch.zeros(4)
+    with pytest.raises(AssertionError, match=r"scale_and_bump modified its argument #0 \(`x`\)"):
+        harness.learner("u", "w", "scale_and_bump", writes={"out": 1})(x, out)
+    assert torch.equal(x, torch.arange(4.0)) and torch.equal(out, torch.zeros(4)), "nothing comes back from a refusal"
+    if mode == "make grade":  # batch: the arena keeps the tensor's shape, the judge copies back its values
+        with pytest.raises(AssertionError, match="resize_out replaced or reshaped its argument `out`"):
+            harness.learner("u", "w", "resize_out", writes={"out": 1})(x, out)
+
+
+def test_writes_is_declared_by_position_for_non_kernel_exercises():
+    with pytest.raises(ValueError, match="kernel exercise"):
+        harness.learner("u", "w", "f", kernel=True, writes={"out": 1})
+    with pytest.raises(ValueError, match="positions"):
+        harness.learner("u", "w", "f", writes={"out": "1"})
+
+
+def test_copies_keep_strides_offsets_and_shared_storage(submission):
+    """The copy is the tensor the test passed, layout and all: a strided view keeps its strides and offset, and one
+    tensor passed twice is one storage to the learner (L06 counts distinct storages)."""
+    submission("w", WRITERS)
+    base = torch.arange(24.0).reshape(4, 6)
+    view = base[1:, ::2]
+    assert harness.learner("u", "w", "layout")(view, view) == ([6, 2], 6, True)
+    assert harness.learner("u", "w", "layout")(view, view.clone()) == ([6, 2], 6, False)
+
+
+ARENA_WRITER = """
+def poke(x, out):
+    import grader.instrument.worker as w
+    w._arena[0:4] = bytes(4)  # x's first element, behind the copy the worker's harness handed over
+"""
+
+
+def test_the_judge_refuses_a_write_into_the_arena_behind_the_copies(submission, monkeypatch):
+    """Batch grading: the copies the worker's harness hands over are courtesy; the boundary is the judge's own
+    comparison of the shared arena with its tensors, which a learner writing the arena directly does not pass."""
+    submission("a", ARENA_WRITER)
+    monkeypatch.setenv(worker.ISOLATE_ENV, "1")
+    x, out = torch.ones(2), torch.zeros(2)
+    try:
+        with pytest.raises(AssertionError, match="poke modified its input #0"):
+            harness.learner("u", "a", "poke", writes={"out": 1})(x, out)
+    finally:
+        worker.end_test()
+    assert torch.equal(x, torch.ones(2))
+
+
+COUNTED = """
+def run(model, xs):
+    xs.append(0)
+    return model(3)
+"""
+
+
+class _Counting:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, n: int) -> int:
+        self.calls += 1
+        return n
+
+
+def _check_counts(fn, xs):
+    """A check beside the learner's code: the learner function it calls works on the check's own objects."""
+    model = _Counting()
+    fn(model, xs)
+    return model.calls, list(xs)
+
+
+def test_a_check_beside_the_learner_works_on_its_own_objects_and_the_judge_keeps_its_own(submission, monkeypatch):
+    """where_learner_runs: the check is trusted code in the learner's process; the learner functions it calls get
+    its objects (C2 counts the model's calls), while the judge's arguments reach the check as copies."""
+    submission("c", COUNTED)
+    fn, xs = harness.learner("u", "c", "run"), [1]
+    assert harness.where_learner_runs(_check_counts, fn, xs) == (1, [1, 0])
+    monkeypatch.setenv(worker.ISOLATE_ENV, "1")
+    try:
+        assert harness.where_learner_runs(_check_counts, fn, xs) == (1, [1, 0])
+    finally:
+        worker.end_test()
+    assert xs == [1], "the judge's list is not the check's"
+
+
+def test_written_arguments_are_passed_by_position(submission):
+    submission("w", WRITERS)
+    with pytest.raises(RuntimeError, match="passed by position"):
+        harness.learner("u", "w", "scale_into", writes={"out": 1})(torch.ones(2), out=torch.zeros(2))

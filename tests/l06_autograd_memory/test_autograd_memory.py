@@ -11,7 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from grader.kit import assert_exact, assert_parts, assert_rejects, assert_rejects_all, grade, learner
+from grader.kit import (
+    assert_exact,
+    assert_parts,
+    assert_rejects,
+    assert_rejects_all,
+    grade,
+    learner,
+    where_learner_runs,
+)
 
 UNIT = "l06_autograd_memory"
 attention_saved_bytes = learner(UNIT, "autograd_memory", "attention_saved_bytes")
@@ -273,7 +281,11 @@ def groups(n: int, segments: int) -> list[list[int]]:
 
 
 def run_checkpointed(n_blocks: int, segments: int, x_grad: bool):
-    """Forward under the test's hooks, then backward: (measured, output, grads, x.grad, forward log, backward log)."""
+    """Forward under the test's hooks, then backward: (measured, output, grads, x.grad, forward log, backward log).
+
+    Run where the learner's code runs (where_learner_runs): the learner's forward builds its graph on this check's
+    blocks, the backward runs through it there, and only data comes back; the expected training is the judge's own
+    (plain_grads, on blocks of its own)."""
     blocks, x, log = make(n_blocks, x_grad)
     out = []
     saved = measure(lambda t: out.append(checkpointed_forward(blocks, t, segments)), x)
@@ -287,12 +299,14 @@ def run_checkpointed(n_blocks: int, segments: int, x_grad: bool):
     except RuntimeError as exc:
         raise AssertionError(f"{call}: backward failed ({exc}). With use_reentrant=True the checkpoint's output "
                              "needs an input that requires grad; use use_reentrant=False") from None
-    return saved, y, [p.grad for b in blocks for p in b.parameters()], x.grad, forward_log, log[len(forward_log):]
+    return (saved, y.detach(), [p.grad for b in blocks for p in b.parameters()], x.grad, forward_log,
+            log[len(forward_log):])
 
 
 def assert_same_training(n_blocks: int, segments: int, x_grad: bool) -> None:
     call = f"checkpointed_forward({n_blocks} blocks, x (requires_grad={x_grad}), {segments})"
-    saved, y, grads, x_grad_got, forward_log, backward_log = run_checkpointed(n_blocks, segments, x_grad)
+    saved, y, grads, x_grad_got, forward_log, backward_log = where_learner_runs(run_checkpointed, n_blocks, segments,
+                                                                                 x_grad)
     want_y, want_grads, want_x_grad = plain_grads(n_blocks, x_grad)
     torch.testing.assert_close(y.detach(), want_y, rtol=1e-6, atol=1e-6, msg=f"{call}: output differs from the chain")
     for i, (got, want) in enumerate(zip(grads, want_grads, strict=True)):

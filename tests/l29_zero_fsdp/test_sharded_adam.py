@@ -13,7 +13,7 @@ from grader.kit import assert_exact, assert_rejects, assert_rejects_all, grade, 
 
 UNIT = "l29_zero_fsdp"
 shard_range = learner(UNIT, "sharded_adam", "shard_range")
-adam_update_ = learner(UNIT, "sharded_adam", "adam_update_")
+adam_update_ = learner(UNIT, "sharded_adam", "adam_update_", writes={"param": 0, "exp_avg": 2, "exp_avg_sq": 3})
 ShardedAdam = learner(UNIT, "sharded_adam", "ShardedAdam", audited=True)
 
 SIMPLENET = (64, 128, 10)  # lecture 28 lab 5.1's SimpleNet: 9,610 parameters
