@@ -15,6 +15,9 @@ A test file defines a per-rank check at module level and runs it on ``world_size
 
 Inside a check, ``comm_log()`` is the (call, nbytes) list so far (slice it around one learner call) and
 ``uncounted()`` hides the grader's own reference calls; ``refuse=COLLECTIVES`` allows point-to-point only.
+``rank_seed()`` is the check's secret seed on this rank (drawn in the rank, held by no other process): build what
+differs between ranks from it, and the expected values from ``run.seeds`` (every rank's), so that no rank can
+rebuild another's inputs from a seed written in the test.
 A stub (NotImplementedError on every rank) comes back as NotImplementedError, so the scoreboard reads TODO.
 
 How the ranks run: ``world_size`` (2-4) children forked from the process where the learner's code runs
@@ -144,6 +147,7 @@ class RankRun:
     comm: list[list[tuple[str, int]]]
     seconds: float = 0.0  # the check's wall time (the slowest rank)
     startup_s: float = 0.0  # fork + init_process_group of the processes that ran it
+    seeds: list[int] = field(default_factory=list)  # each rank's secret seed for this check (rank_seed())
 
     def sent_bytes(self, rank: int) -> int:
         """Bytes ``rank`` handed to send/isend (batch_isend_irecv's sends included)."""
@@ -370,7 +374,7 @@ class _Group:
                                           "comm": [p.get("comm") if p else None for p in per]}}
             return False
         outcomes[name] = {"results": [p["value"] for p in per], "comm": [p["comm"] for p in per],
-                          "seconds": seconds, "startup_s": self.startup_s}
+                          "seconds": seconds, "startup_s": self.startup_s, "seeds": [p["seed"] for p in per]}
         return False
 
     def _fail(self, k: int, outcomes: dict[str, Any], kind: str, slots: list) -> int:
