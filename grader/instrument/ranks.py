@@ -26,6 +26,11 @@ judge never loads the submission), each with ``torch.set_num_threads(1)``, ``ini
 on 127.0.0.1 (a TCPStore of the parent on a free port), stdout/stderr into a log file of the rank.
 Forking costs 0.1-0.3 s for 2-4 ranks; spawning would cost seconds (each child re-imports torch).
 
+Each rank is boxed before any learner code runs in it (see "the rank's box" below): namespaces of its own (the file
+system read-only, private temporary folders, its own /proc and IPC), inherited descriptors closed and shared memory
+read-only, then, after gloo's set-up, a seccomp filter; a call that could carry data around torch.distributed fails
+the check with REFUSED_CALL. What differs between ranks comes from ``rank_seed()``, which no other rank can know.
+
 What fails, as :class:`RankFailure` (an AssertionError: the test fails with it), per rank with its last line:
 
 * a deadlock: every rank still running has been waiting (main thread off the CPU, ``/proc/<pid>/schedstat``)
@@ -498,6 +503,7 @@ class _ChildState:
     seed: int | None = None  # the check's secret seed on this rank (rank_seed())
     box: str = ""  # why the rank's files are not private ("" when they are)
     shared: int = 0  # shared mappings inherited from the parent, made read-only
+    proc: str = ""  # why /proc still shows the other processes ("" when it shows only this rank)
 
 
 _CHILD = _ChildState()
@@ -817,6 +823,46 @@ def _private_files(own: Path) -> str:
     return ""
 
 
+# What a rank reads in /proc besides its own /proc/<pid>: the machine's, never another process's.
+_PROC_KEPT = ("sys", "cpuinfo", "meminfo", "stat", "filesystems", "loadavg", "uptime", "version", "self/mounts")
+
+
+def _private_proc() -> str:
+    """/proc with this rank's own process only (and the machine's files a library reads): another rank's memory size,
+    threads, CPU time or state in /proc/<pid> carry nothing. "" when done; else why not."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pid = os.getpid()
+    kept = []
+    try:
+        for name in (str(pid), *_PROC_KEPT[:-1]):
+            fd = libc.syscall(_OPEN_TREE, -100, f"/proc/{name}".encode(), 1 | 0x8000)  # a clone of that subtree
+            if fd < 0:
+                if name == str(pid):
+                    raise OSError(ctypes.get_errno(), f"open_tree /proc/{name}: {os.strerror(ctypes.get_errno())}")
+                continue
+            kept.append((name, fd, os.path.isdir(f"/proc/{name}")))
+        if libc.mount(b"tmpfs", b"/proc", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755") != 0:
+            raise OSError(ctypes.get_errno(), f"tmpfs on /proc: {os.strerror(ctypes.get_errno())}")
+        for name, fd, is_dir in kept:
+            target = f"/proc/{name}"
+            if is_dir:
+                os.mkdir(target)
+            else:
+                os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o444))
+            if libc.syscall(_MOVE_MOUNT, fd, b"", -100, target.encode(), 4) != 0:
+                raise OSError(ctypes.get_errno(), f"move_mount {target}: {os.strerror(ctypes.get_errno())}")
+        for link, to in (("self", str(pid)), ("thread-self", f"{pid}/task/{pid}"), ("mounts", "self/mounts"),
+                         ("net", "self/net")):
+            os.symlink(to, f"/proc/{link}")
+    except OSError as exc:
+        return str(exc)
+    finally:
+        for _, fd, _ in kept:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    return ""
+
+
 def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
@@ -869,6 +915,8 @@ _TRAPPED = (
     *(29, 30, 31, 64, 65, 66, 68, 69, 70, 71, 220, 240, 241, 242, 243, 244, 245),  # System V and POSIX IPC
     *(248, 249, 250),  # add_key, request_key, keyctl
     *(53, 200, 73, 253, 294, 254, 300, 301),  # socketpair, tkill, flock, inotify, fanotify
+    *(49, 50),  # bind, listen: a port held is seen by every rank of the network (EADDRINUSE, /proc/net/tcp)
+    # without a byte on the wire; gloo and the store have bound theirs before the filter
     *(321, 323, 298, 319),  # bpf, userfaultfd, perf_event_open, memfd_create
 )
 # Calls that change a path without opening a file for writing, all refused...
@@ -885,6 +933,11 @@ _MKDIR = (83, 258)
 _WRITE_FLAGS = 0o1103  # O_WRONLY | O_RDWR | O_CREAT | O_TRUNC
 _ALLOW, _TRAP, _KILL = 0x7FFF0000, 0x00030000, 0x80000000
 _ERRNO_EPERM, _ERRNO_ENOSYS, _ERRNO_EAFNOSUPPORT = 0x00050000 | 1, 0x00050000 | 38, 0x00050000 | 97
+_ERRNO_EINVAL = 0x00050000 | 22
+# What a process sets on itself that another of its user can read by pid (getpriority, sched_getaffinity,
+# prlimit, getpgid, getsid, ioprio_get): each a few bits per call. Fails quietly (EPERM): libraries try and go on.
+_QUIET_SETTERS = (141, 142, 144, 203, 314, 160, 109, 112, 251, 135)  # setpriority, sched_setparam/setscheduler/
+# setaffinity/setattr, setrlimit, setpgid, setsid, ioprio_set, personality
 
 
 def _filter(pid: int, private_files: bool) -> list[tuple[int, int, int, int]]:
@@ -916,6 +969,12 @@ def _filter(pid: int, private_files: bool) -> list[tuple[int, int, int, int]]:
     options = (4, 35, 0x59616D61)
     only_if(157, [arg(0), jeq(15, len(options) + 2, 0), *(jeq(c, len(options) - i, 0) for i, c in enumerate(options)),
                   ret(_ALLOW), ret(_TRAP), ret(_ERRNO_EPERM)])
+    only_if(302, [(0x20, 0, 0, 32), jeq(0, 0, 3), (0x20, 0, 0, 36), jeq(0, 0, 1), ret(_ALLOW),
+                  ret(_ERRNO_EPERM)])  # prlimit64: reading (new_limit NULL) only
+    for nr in (228, 229, 230, 222):  # clock_gettime/getres/nanosleep, timer_create: not another process's CPU clock
+        only_if(nr, [arg(0), jset(0x80000000, 0, 1), ret(_ERRNO_EINVAL), ret(_ALLOW)])
+    for nr in _QUIET_SETTERS:
+        prog.extend([jeq(nr, 0, 1), ret(_ERRNO_EPERM)])
     for nr in (*_TRAPPED, *_PATH_CHANGES, *(() if private_files else _MKDIR)):
         prog.extend([jeq(nr, 0, 1), ret(_TRAP)])
     prog.append(ret(_ALLOW))
@@ -993,6 +1052,7 @@ def _child_setup(group: _Group, rank: int) -> None:
     _CHILD.depth, _CHILD.quiet, _CHILD.calls, _CHILD.log, _CHILD.refused = 0, 0, 0, [], []
     _CHILD.shared = _protect_shared_memory(group.pages[rank])
     _CHILD.box = _private_files(group.dir)
+    _CHILD.proc = _private_proc() if not _CHILD.box else "no mount namespace"
 
 
 def _child_run(group: _Group, rank: int, port: int) -> None:

@@ -185,7 +185,7 @@ def _barrier(rank: int, world_size: int) -> None:
     req.wait()
 
 
-def box_state(rank: int, world_size: int) -> dict:
+def box_state(rank: int, world_size: int, inherited: int = -1) -> dict:
     """What the rank's box holds: its files are private, its filter on; the ranks' folder is not visible."""
     from grader.instrument import ranks
 
@@ -198,9 +198,20 @@ def box_state(rank: int, world_size: int) -> dict:
         read_only = False
     except OSError as exc:
         read_only = exc.errno == 30  # EROFS
-    return {"box": ranks._CHILD.box, "mine": os.path.isdir(mine), "other": os.path.exists(other),
-            "read_only": read_only, "tmp": sorted(os.listdir("/tmp")), "fds": sorted(int(f) for f in os.listdir(
-                "/proc/self/fd"))}
+    pids = sorted(int(n) for n in os.listdir("/proc") if n.isdigit())
+    return {"box": ranks._CHILD.box, "proc": ranks._CHILD.proc, "pids": pids, "self": int(os.readlink("/proc/self")),
+            "status": open("/proc/self/status").read().count("Threads"), "mine": os.path.isdir(mine),
+            "other": os.path.exists(other),
+            "read_only": read_only, "tmp": sorted(os.listdir("/tmp")), "pipe": _is_pipe(inherited)}
+
+
+def _is_pipe(fd: int) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
 
 
 def writes_a_file(rank: int, world_size: int) -> str:
@@ -254,6 +265,14 @@ def opens_a_unix_socket(rank: int, world_size: int) -> str:
     except OSError as exc:
         return f"refused: {exc.errno}"
     return "opened"
+
+
+def listens_on_a_port(rank: int, world_size: int) -> str:
+    import socket
+
+    with socket.socket() as s:  # a port held is seen by every rank (EADDRINUSE) with no byte on the wire
+        s.bind(("127.0.0.1", 0))
+    return "bound"
 
 
 def writes_shared_memory(rank: int, world_size: int) -> str:
@@ -516,11 +535,13 @@ n = 4096
 honest = run_ranks({{"a": t.logged_ring, "b": t.logged_ring}}, 3, n)
 print("honest", honest.wire, honest.wire_mismatch())
 assert honest.wire is not None and honest.wire_mismatch() is None, honest.wire
-for cheat in (t.hidden_send, t.hidden_store):
-    runs = run_ranks({{"a": t.logged_ring, "b": cheat}}, 3, n)
-    said = runs.wire_mismatch()
-    print(cheat.__name__, runs.wire, said)
-    assert runs["b"].sent_bytes(0) == 4 * n and said and "a route the comm log does not see" in said, said
+runs = run_ranks({{"a": t.logged_ring, "b": t.hidden_send}}, 3, n)
+said = runs.wire_mismatch()
+print("hidden_send", runs.wire, said)
+assert runs["b"].sent_bytes(0) == 4 * n and said and "a route the comm log does not see" in said, said
+# a store of one's own: its master cannot even listen (the rank's box refuses bind and listen after gloo's set-up)
+runs = run_ranks({{"a": t.logged_ring, "b": t.hidden_store}}, 3, n)
+assert "ranks exchange data only through torch.distributed" in str(runs.failures["b"]), runs.failures
 for world in (2, 4):
     coll = run_ranks({{"a": t.logged_collectives}}, world, n)
     print("collectives", world, coll.wire, coll.wire_mismatch())
@@ -549,9 +570,10 @@ print("OK")
 
 def test_the_judge_counts_the_wire_and_catches_a_log_that_hides_or_invents_traffic(bwrap_prefix):
     """Class 3 (a report forged inside the learner's processes): in bwrap's network namespace the judge reads the
-    loopback's counters around each run, so traffic that a log does not show (an unlogged gloo send or all-reduce, a
-    TCPStore of one's own) or a log entry without traffic is caught whatever happened in the ranks; honest logs of
-    sends and of collectives (all-reduce, all-gather, reduce-scatter) match."""
+    loopback's counters around each run, so traffic that a log does not show (an unlogged gloo send or all-reduce)
+    or a log entry without traffic is caught whatever happened in the ranks (a TCPStore of one's own is refused
+    before it carries anything: no rank listens on a port of its own); honest logs of sends and of collectives
+    (all-reduce, all-gather, reduce-scatter) match."""
     proc = _judge(bwrap_prefix, _ON_THE_WIRE, **{wire.PRIVATE_NET_ENV: "1"})
     assert proc.returncode == 0 and "OK" in proc.stdout, (proc.stdout[-3000:], proc.stderr[-3000:])
 
@@ -612,17 +634,24 @@ def test_a_wire_mismatch_says_when_torch_is_not_the_release_gloo_was_measured_on
 
 
 def test_each_rank_has_private_temporary_folders_a_read_only_file_system_and_no_inherited_descriptor():
-    run = run_ranks(box_state, 2)
+    read, write = os.pipe()  # made before the fork: every rank would inherit it
+    try:
+        run = run_ranks(box_state, 2, write)
+    finally:
+        os.close(read)
+        os.close(write)
     for rank, got in enumerate(run.results):
-        assert got["box"] == "", f"rank {rank}: no mount namespace of its own: {got['box']}"
+        assert got["box"] == "" and got["proc"] == "", f"rank {rank}: no mount namespace of its own: {got}"
+        assert got["pids"] == [got["self"]] and got["status"] == 1, f"rank {rank} sees other processes: {got}"
         assert got["mine"] and not got["other"], got  # its own /tmp folder, not the other rank's
         assert got["read_only"], "a folder outside the private tmpfs must be read-only"
         assert not any(n.startswith("dripstone-ranks-") for n in got["tmp"]), got["tmp"]  # nor the ranks' folder
-        assert all(fd <= 3 for fd in got["fds"] if fd < 16), got["fds"]  # 0-3 and what gloo opened after the box
+        assert not got["pipe"], "a descriptor the parent held is closed in a rank"
 
 
 @pytest.mark.parametrize("route", [writes_a_file, writes_a_file_and_hides_the_error, forks, runs_a_shell,
-                                   makes_a_link, signals_the_parent, locks_a_file], ids=lambda f: f.__name__)
+                                   makes_a_link, signals_the_parent, locks_a_file, listens_on_a_port],
+                         ids=lambda f: f.__name__)
 def test_a_call_around_torch_distributed_fails_the_check_saying_why(route):
     """Refused at run time by the seccomp filter, even where the learner's code catches the error: the check fails
     naming the rule (a shell dies of SIGSYS, since posix_spawn blocks signals: the same message)."""
@@ -654,7 +683,8 @@ sys.path.insert(0, {tests!r})
 from grader.kit import RankFailure, run_ranks
 import test_ranks as t
 got = run_ranks(t.box_state, 2).results
-assert all(g["box"] == "" and g["mine"] and not g["other"] and g["read_only"] for g in got), got
+assert all(g["box"] == g["proc"] == "" and g["pids"] == [g["self"]] and g["mine"] and not g["other"]
+           and g["read_only"] for g in got), got
 for route in (t.writes_a_file, t.forks, t.runs_a_shell):
     try:
         run_ranks(route, 2)
