@@ -813,7 +813,7 @@ def _private_files(own: Path) -> str:
             kept.append((path, fd))
         for path in private:
             check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV,
-                             b"size=64m,mode=0700") == 0, f"tmpfs on {path}")
+                             b"size=64m,nr_inodes=4096,mode=0700") == 0, f"tmpfs on {path}")
         for path, fd in kept:
             os.makedirs(path, exist_ok=True)
             check(libc.syscall(_MOVE_MOUNT, fd, b"", -100, path.encode(), 4) == 0, f"move_mount {path}")  # F_EMPTY_PATH
@@ -841,7 +841,7 @@ def _private_proc() -> str:
                     raise OSError(ctypes.get_errno(), f"open_tree /proc/{name}: {os.strerror(ctypes.get_errno())}")
                 continue
             kept.append((name, fd, os.path.isdir(f"/proc/{name}")))
-        if libc.mount(b"tmpfs", b"/proc", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755") != 0:
+        if libc.mount(b"tmpfs", b"/proc", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=256,mode=0755") != 0:
             raise OSError(ctypes.get_errno(), f"tmpfs on /proc: {os.strerror(ctypes.get_errno())}")
         for name, fd, is_dir in kept:
             target = f"/proc/{name}"
