@@ -15,6 +15,9 @@ A test file defines a per-rank check at module level and runs it on ``world_size
 
 Inside a check, ``comm_log()`` is the (call, nbytes) list so far (slice it around one learner call) and
 ``uncounted()`` hides the grader's own reference calls; ``refuse=COLLECTIVES`` allows point-to-point only.
+``rank_seed()`` is the check's secret seed on this rank (drawn in the rank, held by no other process): build what
+differs between ranks from it, and the expected values from ``run.seeds`` (every rank's), so that no rank can
+rebuild another's inputs from a seed written in the test.
 A stub (NotImplementedError on every rank) comes back as NotImplementedError, so the scoreboard reads TODO.
 
 How the ranks run: ``world_size`` (2-4) children forked from the process where the learner's code runs
@@ -22,6 +25,11 @@ How the ranks run: ``world_size`` (2-4) children forked from the process where t
 judge never loads the submission), each with ``torch.set_num_threads(1)``, ``init_process_group("gloo")``
 on 127.0.0.1 (a TCPStore of the parent on a free port), stdout/stderr into a log file of the rank.
 Forking costs 0.1-0.3 s for 2-4 ranks; spawning would cost seconds (each child re-imports torch).
+
+Each rank is boxed before any learner code runs in it (see "the rank's box" below): namespaces of its own (the file
+system read-only, private temporary folders, its own /proc and IPC), inherited descriptors closed and shared memory
+read-only, then, after gloo's set-up, a seccomp filter; a call that could carry data around torch.distributed fails
+the check with REFUSED_CALL. What differs between ranks comes from ``rank_seed()``, which no other rank can know.
 
 What fails, as :class:`RankFailure` (an AssertionError: the test fails with it), per rank with its last line:
 
@@ -80,6 +88,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from grader.i18n import N_
+
 WORLD_SIZES = (2, 3, 4)
 STALL_S = 1.5  # every rank off the CPU this long, no call made: a deadlock
 POLL_S = 0.05
@@ -98,8 +108,9 @@ REFUSE_RULE = "this exercise is built from point-to-point calls only (send/recv/
 _BLOCKING = {"send", "recv", *COLLECTIVES}
 
 # one slot per rank in a shared page: check index, state, calls made, then two texts (the call, the line)
-_SLOT = struct.Struct("<iiq120s200s")
+_SLOT = struct.Struct("<iiq120s200si")  # ..., then how many shared mappings the rank made read-only
 _STARTING, _RUNNING, _IN_CALL, _CHECK_DONE, _FINISHED = range(5)
+_RECORD = struct.Struct("<iq")  # a check's result in a rank's results file: check index, length, torch.save bytes
 _STATE_WORDS = {_STARTING: "starting", _RUNNING: "running", _IN_CALL: "waiting", _CHECK_DONE: "done with the check",
                 _FINISHED: "finished"}
 
@@ -141,6 +152,7 @@ class RankRun:
     comm: list[list[tuple[str, int]]]
     seconds: float = 0.0  # the check's wall time (the slowest rank)
     startup_s: float = 0.0  # fork + init_process_group of the processes that ran it
+    seeds: list[int] = field(default_factory=list)  # each rank's secret seed for this check (rank_seed())
 
     def sent_bytes(self, rank: int) -> int:
         """Bytes ``rank`` handed to send/isend (batch_isend_irecv's sends included)."""
@@ -224,7 +236,9 @@ class _Group:
         self.checks, self.first, self.world = checks, first, world_size
         self.args, self.kwargs, self.rules, self.stall_s, self.deadline = args, kwargs, rules, stall_s, deadline
         self.dir = Path(tempfile.mkdtemp(prefix="dripstone-ranks-"))
-        self.page = mmap.mmap(-1, _SLOT.size * world_size)
+        # one shared page per rank, each unmapped in the other ranks (a rank writes only its own)
+        self.pages = [mmap.mmap(-1, _SLOT.size) for _ in range(world_size)]
+        self._records: dict[int, tuple[int, dict[int, dict[str, Any]]]] = {}
         self.pids: list[int] = []
         self.exit: dict[int, str] = {}
         self.startup_s = 0.0
@@ -258,13 +272,16 @@ class _Group:
                 os.waitpid(pid, 0)
         self.pids = []
         shutil.rmtree(self.dir, ignore_errors=True)
+        for page in self.pages:
+            with contextlib.suppress(BufferError):
+                page.close()
 
     def _reaped(self) -> set[int]:
         return {self.pids[r] for r in self.exit}
 
     # -- shared slots
     def slot(self, rank: int) -> tuple[int, int, int, str, str]:
-        k, state, calls, call, where = _SLOT.unpack_from(self.page, rank * _SLOT.size)
+        k, state, calls, call, where, _ = _SLOT.unpack_from(self.pages[rank], 0)
         text = [b.rstrip(b"\0").decode(errors="replace") for b in (call, where)]
         return k, state, calls, text[0], text[1]
 
@@ -324,16 +341,28 @@ class _Group:
                         self.exit[r] = how
 
     def _load(self, k: int, rank: int) -> dict[str, Any] | None:
+        """Check k's record in the rank's results file (written through a descriptor the rank opened before its
+        box closed: a rank sees no other rank's files), or None while it has not been written whole."""
         import torch
 
-        path = self.dir / f"{k}.{rank}.pt"
-        if not path.exists():
-            return None
-        try:
-            return torch.load(path, weights_only=True, map_location="cpu")
-        except Exception as exc:
-            return {"raised": {"type": "Unreadable", "message": f"its result cannot be read back: {exc}", "where": ""},
-                    "comm": []}
+        done, records = self._records.get(rank, (0, {}))
+        with contextlib.suppress(OSError), open(self.dir / f"rank{rank}.out", "rb") as f:
+            f.seek(done)
+            data = f.read()
+            at = 0
+            while at + _RECORD.size <= len(data):
+                kk, size = _RECORD.unpack_from(data, at)
+                if at + _RECORD.size + size > len(data):
+                    break
+                blob = data[at + _RECORD.size:at + _RECORD.size + size]
+                try:
+                    records[kk] = torch.load(io.BytesIO(blob), weights_only=True, map_location="cpu")
+                except Exception as exc:
+                    records[kk] = {"raised": {"type": "Unreadable", "where": "",
+                                              "message": f"its result cannot be read back: {exc}"}, "comm": []}
+                at += _RECORD.size + size
+            self._records[rank] = (done + at, records)
+        return records.get(k)
 
     def _record(self, k: int, outcomes: dict[str, Any], seconds: float) -> bool:
         """Check k finished on every rank: a RankRun, or the ranks' exceptions as its failure."""
@@ -350,7 +379,7 @@ class _Group:
                                           "comm": [p.get("comm") if p else None for p in per]}}
             return False
         outcomes[name] = {"results": [p["value"] for p in per], "comm": [p["comm"] for p in per],
-                          "seconds": seconds, "startup_s": self.startup_s}
+                          "seconds": seconds, "startup_s": self.startup_s, "seeds": [p["seed"] for p in per]}
         return False
 
     def _fail(self, k: int, outcomes: dict[str, Any], kind: str, slots: list) -> int:
@@ -361,11 +390,18 @@ class _Group:
         stacks = self._stacks() if kind != "crashed" else {}
         name = self.checks[min(k, len(self.checks) - 1)][0]
         lines: dict[int, str] = {}
+        boxed = ""
         for r in range(self.world):
             k_r, state, _, call, where = slots[r]
             done = self._load(k, r)
             if r in self.exit:
-                lines[r] = f"rank {r} died ({self.exit[r]}) {_last_output(self.dir / f'rank{r}.log')}"
+                log = self.dir / f"rank{r}.log"
+                at = _dumped_line(log)
+                lines[r] = f"rank {r} died ({self.exit[r]})" + (f" at {at}" if at else f" {_last_output(log)}")
+                if "SIGSYS" in self.exit[r]:  # a refused call made while signals were blocked (posix_spawn)
+                    boxed = _refused_message()
+                elif "SIGSEGV" in self.exit[r] and _SLOT.unpack_from(self.pages[r], 0)[-1]:
+                    boxed = _shared_write_message()
             elif done is not None and "raised" in done:
                 lines[r] = _raised_line(r, done["raised"]) + " (then waited for the others)"
             elif k_r > k or state in (_CHECK_DONE, _FINISHED):
@@ -387,6 +423,8 @@ class _Group:
             "timeout": "an endless loop, or work far too slow for the sizes tested?",
             "crashed": "do not call sys.exit/os._exit; stay within the memory limit",
         }[kind]
+        if boxed:
+            advice = boxed
         all_sends = kind == "deadlock" and all(slots[r][1] == _IN_CALL and slots[r][3].startswith("send(")
                                                 for r in range(self.world))
         if all_sends:
@@ -461,6 +499,11 @@ class _ChildState:
     calls: int = 0
     log: list = field(default_factory=list)
     rules: dict = field(default_factory=dict)
+    refused: list = field(default_factory=list)  # where the check made a refused system call (the learner's line)
+    seed: int | None = None  # the check's secret seed on this rank (rank_seed())
+    box: str = ""  # why the rank's files are not private ("" when they are)
+    shared: int = 0  # shared mappings inherited from the parent, made read-only
+    proc: str = ""  # why /proc still shows the other processes ("" when it shows only this rank)
 
 
 _CHILD = _ChildState()
@@ -469,10 +512,11 @@ _THIS_TAIL = "/grader/instrument/ranks.py"
 
 def _set_slot(k: int | None = None, state: int | None = None, call: str | None = None,
               where: str | None = None) -> None:
-    off = _CHILD.rank * _SLOT.size
-    k0, s0, _, c0, w0 = _SLOT.unpack_from(_CHILD.page, off)
+    off = 0  # the rank's own page
+    k0, s0, _, c0, w0, shared = _SLOT.unpack_from(_CHILD.page, off)
     _SLOT.pack_into(_CHILD.page, off, k0 if k is None else k, s0 if state is None else state, _CHILD.calls,
-                    c0 if call is None else call.encode()[:119], w0 if where is None else where.encode()[:199])
+                    c0 if call is None else call.encode()[:119], w0 if where is None else where.encode()[:199],
+                    _CHILD.shared)
 
 
 def _pick_line(frames: list[tuple[str, int]]) -> str:
@@ -680,6 +724,295 @@ class _RefusedPacket:
         return _RefusedPacket(f"{self._shown}.{name}", inner) if callable(inner) else inner
 
 
+def rank_seed() -> int:
+    """Inside a rank: this check's secret seed on this rank (56 random bits drawn in the rank when the check starts).
+
+    Build the rank's own inputs from it: no other rank can derive them, since no other process ever holds it (it is
+    drawn after the fork, and ranks share no memory or file); the test reads every rank's seed back as
+    ``run.seeds[rank]`` and computes what each rank should return from them."""
+    if _CHILD.seed is None:
+        raise RuntimeError("rank_seed() is called inside a check run by run_ranks, on its rank")
+    return _CHILD.seed
+
+
+# ---------------------------------------------------------------- the rank's box
+# Ranks exchange data through torch.distributed only (counted in the comm log and, in batch grading, on the wire).
+# Every other channel between two processes of one machine is shut at the process level, whatever call reaches it:
+# * files: each rank gets a mount namespace of its own (a user namespace: no privilege needed) where the whole file
+#   system is read-only and /tmp, /var/tmp, /dev/shm, TMPDIR and the ranks' own folder are empty tmpfs of its own;
+#   inherited descriptors are closed (a pipe or socket made before the fork), the other ranks' pages unmapped;
+# * processes, shared memory, signals, locks, sockets: a seccomp filter (all threads) refuses starting a process
+#   (fork, vfork, clone without CLONE_THREAD, exec), opening a file for writing, changing a path (mkdir, rename,
+#   link, unlink, chmod, xattrs, ...), System V and POSIX IPC, keyrings, ptrace and reading another process's
+#   memory, a socket other than TCP/UDP over IP (gloo's; the judge counts the loopback), a signal to another
+#   process, file locks and leases, inotify, io_uring, userfaultfd, bpf, namespaces and mounts; the rank is not
+#   dumpable (its /proc/<pid>/mem, fds and environ are closed to its siblings).
+# A refused call raises SIGSYS: the handler notes the learner's line and the check fails with REFUSED_CALL, even if
+# the learner's code caught the OSError the call returned.
+
+REFUSED_CALL = N_("ranks exchange data only through torch.distributed: a rank made a system call that could carry "
+                  "data around it (a file written, a process started, shared memory, a signal, lock or socket of its "
+                  "own), and the grader refuses it in every rank; send tensors with dist.send/isend/recv or a "
+                  "collective")
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWIPC = 0x00020000, 0x10000000, 0x08000000
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 0x4000, 1 << 18
+_PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+SHARED_WRITE = N_("memory mapped before the ranks started is read-only in every rank: ranks exchange data only "
+                  "through torch.distributed, not through shared memory")
+
+
+def _refused_message() -> str:
+    from grader.i18n import _
+
+    return _(REFUSED_CALL)
+
+
+def _shared_write_message() -> str:
+    from grader.i18n import _
+
+    return _(SHARED_WRITE)
+
+
+def _max_fd() -> int:
+    with contextlib.suppress(ValueError, OSError):
+        return min(os.sysconf("SC_OPEN_MAX"), 1 << 20)
+    return 65536
+
+
+def _private_files(own: Path) -> str:
+    """A mount namespace of the rank's own: everything read-only, the temporary folders private and empty.
+    "" when done; else why not (a kernel without unprivileged user namespaces): the seccomp filter still refuses
+    every write, but another rank's files stay readable."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(ok: bool, what: str) -> None:
+        if not ok:
+            err = ctypes.get_errno()
+            raise OSError(err, f"{what}: {os.strerror(err)}")
+
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        check(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC) == 0, "unshare")
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+        check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) == 0, "mount --make-rprivate /")
+        attr = ctypes.create_string_buffer(struct.pack("<QQQQ", 1, 0, 0, 0))  # MOUNT_ATTR_RDONLY, AT_RECURSIVE:
+        check(libc.syscall(_MOUNT_SETATTR, -100, b"/", 0x8000, attr, 32) == 0, "mount_setattr / read-only")
+        private = [os.path.realpath(d) for d in dict.fromkeys(
+            (str(own), os.environ.get("TMPDIR", ""), tempfile.gettempdir(), *_PRIVATE_DIRS)) if d and os.path.isdir(d)]
+        kept = []  # what the rank reads under a private folder (the learner's files, a test's folder): kept, read-only
+        for path in _needed(private, os.path.realpath(own)):
+            fd = libc.syscall(_OPEN_TREE, -100, path.encode(), 1 | 0x8000)  # OPEN_TREE_CLONE | AT_RECURSIVE
+            check(fd >= 0, f"open_tree {path}")
+            kept.append((path, fd))
+        for path in private:
+            check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                             b"size=64m,nr_inodes=4096,mode=0700") == 0, f"tmpfs on {path}")
+        for path, fd in kept:
+            os.makedirs(path, exist_ok=True)
+            check(libc.syscall(_MOVE_MOUNT, fd, b"", -100, path.encode(), 4) == 0, f"move_mount {path}")  # F_EMPTY_PATH
+            os.close(fd)
+    except OSError as exc:
+        return str(exc)
+    return ""
+
+
+# What a rank reads in /proc besides its own /proc/<pid>: the machine's, never another process's.
+_PROC_KEPT = ("sys", "cpuinfo", "meminfo", "stat", "filesystems", "loadavg", "uptime", "version", "self/mounts")
+
+
+def _private_proc() -> str:
+    """/proc with this rank's own process only (and the machine's files a library reads): another rank's memory size,
+    threads, CPU time or state in /proc/<pid> carry nothing. "" when done; else why not."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pid = os.getpid()
+    kept = []
+    try:
+        for name in (str(pid), *_PROC_KEPT[:-1]):
+            fd = libc.syscall(_OPEN_TREE, -100, f"/proc/{name}".encode(), 1 | 0x8000)  # a clone of that subtree
+            if fd < 0:
+                if name == str(pid):
+                    raise OSError(ctypes.get_errno(), f"open_tree /proc/{name}: {os.strerror(ctypes.get_errno())}")
+                continue
+            kept.append((name, fd, os.path.isdir(f"/proc/{name}")))
+        if libc.mount(b"tmpfs", b"/proc", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=256,mode=0755") != 0:
+            raise OSError(ctypes.get_errno(), f"tmpfs on /proc: {os.strerror(ctypes.get_errno())}")
+        for name, fd, is_dir in kept:
+            target = f"/proc/{name}"
+            if is_dir:
+                os.mkdir(target)
+            else:
+                os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o444))
+            if libc.syscall(_MOVE_MOUNT, fd, b"", -100, target.encode(), 4) != 0:
+                raise OSError(ctypes.get_errno(), f"move_mount {target}: {os.strerror(ctypes.get_errno())}")
+        for link, to in (("self", str(pid)), ("thread-self", f"{pid}/task/{pid}"), ("mounts", "self/mounts"),
+                         ("net", "self/net")):
+            os.symlink(to, f"/proc/{link}")
+    except OSError as exc:
+        return str(exc)
+    finally:
+        for _, fd, _ in kept:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    return ""
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _needed(private: list[str], ranks_folder: str) -> list[str]:
+    """Folders under a private one that the rank reads: the learner's files, the repository, sys.path's folders;
+    never one that holds the ranks' own folder (the other ranks' logs and results)."""
+    from grader.core.target import REPO_ROOT, target_root
+
+    found = set()
+    for entry in (str(target_root()), str(REPO_ROOT), *sys.path):
+        path = os.path.realpath(entry or os.getcwd())
+        if (os.path.isdir(path) and any(_under(path, d) for d in private) and not _under(ranks_folder, path)
+                and path not in private):
+            found.add(path)
+    return sorted(p for p in found if not any(p != q and _under(p, q) for q in found))
+
+
+def _protect_shared_memory(own: Any) -> int:
+    """Memory shared with another process, mapped before the fork (a learner's mapping made at import): read-only
+    here, so that no rank writes where another reads. The rank's own slot stays writable. How many were found."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    view = (ctypes.c_char * 1).from_buffer(own)
+    mine = ctypes.addressof(view)
+    del view
+    found = 0
+    with open("/proc/self/maps") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        span, perms = line.split()[:2]
+        if perms[1] != "w" or perms[3] != "s":
+            continue
+        start, stop = (int(x, 16) for x in span.split("-"))
+        if start <= mine < stop:
+            continue
+        libc.mprotect(ctypes.c_void_p(start), ctypes.c_size_t(stop - start), 1)  # PROT_READ
+        found += 1
+    return found
+
+
+# x86_64 system call numbers (the only architecture the filter is built for: elsewhere only the files are boxed)
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_MOUNT_SETATTR, _OPEN_TREE, _MOVE_MOUNT = 442, 428, 429
+_TRAPPED = (
+    *(57, 58, 59, 322),  # fork, vfork, execve, execveat
+    *(101, 310, 311, 312, 438, 434, 424, 440),  # ptrace, process_vm_readv/writev, kcmp, pidfd_getfd/open/send_signal,
+    # process_madvise
+    *(272, 308, 165, 166, 155, 161, 442, 428, 429, 430, 431, 432, 433),  # unshare, setns, mounts, chroot
+    *(85, 437, 303, 304),  # creat, openat2, name_to_handle_at, open_by_handle_at
+    *(29, 30, 31, 64, 65, 66, 68, 69, 70, 71, 220, 240, 241, 242, 243, 244, 245),  # System V and POSIX IPC
+    *(248, 249, 250),  # add_key, request_key, keyctl
+    *(53, 200, 73, 253, 294, 254, 300, 301),  # socketpair, tkill, flock, inotify, fanotify
+    *(49, 50),  # bind, listen: a port held is seen by every rank of the network (EADDRINUSE, /proc/net/tcp)
+    # without a byte on the wire; gloo and the store have bound theirs before the filter
+    *(321, 323, 298, 319),  # bpf, userfaultfd, perf_event_open, memfd_create
+)
+# Calls that change a path without opening a file for writing, all refused...
+_PATH_CHANGES = (
+    *(84, 82, 264, 316, 86, 265, 87, 263, 88, 266, 133, 259, 76),  # rmdir, rename(at/at2), link(at), unlink(at),
+    # symlink(at), mknod(at), truncate
+    *(90, 268, 452, 92, 94, 260, 132, 235, 280, 261),  # chmod, fchmodat(2), chown, lchown, fchownat, utime(s)...
+    *(188, 189, 190, 197, 198, 199, 463, 466),  # setxattr, removexattr and their variants
+)
+# ... but mkdir, which torch calls for its cache folders when DDP imports torch._dynamo: harmless in the rank's own
+# mount namespace (read-only but for its private tmpfs: a folder made there is seen by no other rank), refused where
+# the rank has none.
+_MKDIR = (83, 258)
+_WRITE_FLAGS = 0o1103  # O_WRONLY | O_RDWR | O_CREAT | O_TRUNC
+_ALLOW, _TRAP, _KILL = 0x7FFF0000, 0x00030000, 0x80000000
+_ERRNO_EPERM, _ERRNO_ENOSYS, _ERRNO_EAFNOSUPPORT = 0x00050000 | 1, 0x00050000 | 38, 0x00050000 | 97
+_ERRNO_EINVAL = 0x00050000 | 22
+# What a process sets on itself that another of its user can read by pid (getpriority, sched_getaffinity,
+# prlimit, getpgid, getsid, ioprio_get): each a few bits per call. Fails quietly (EPERM): libraries try and go on.
+_QUIET_SETTERS = (141, 142, 144, 203, 314, 160, 109, 112, 251, 135)  # setpriority, sched_setparam/setscheduler/
+# setaffinity/setattr, setrlimit, setpgid, setsid, ioprio_set, personality
+
+
+def _filter(pid: int, private_files: bool) -> list[tuple[int, int, int, int]]:
+    """The seccomp program (classic BPF): (code, jt, jf, k) per instruction."""
+    ld = lambda off: (0x20, 0, 0, off)  # BPF_LD|BPF_W|BPF_ABS of seccomp_data
+    ret = lambda k: (0x06, 0, 0, k)
+    jeq = lambda k, jt, jf: (0x15, jt, jf, k)
+    jset = lambda k, jt, jf: (0x45, jt, jf, k)
+    arg = lambda i: ld(16 + 8 * i)  # the low 32 bits of argument i
+    prog = [ld(4), jeq(_AUDIT_ARCH_X86_64, 1, 0), ret(_KILL), ld(0), (0x35, 0, 1, 0x40000000), ret(_TRAP)]  # x32
+
+    def only_if(nr: int, body: list) -> None:  # the body ends every path with a ret
+        prog.extend([jeq(nr, 0, len(body)), *body])
+
+    only_if(435, [ret(_ERRNO_ENOSYS)])  # clone3: glibc falls back to clone, whose flags the filter can read
+    only_if(425, [ret(_ERRNO_ENOSYS)])  # io_uring_setup (its ring opens files unseen): libuv's probe takes epoll
+    only_if(56, [arg(0), jset(0x00010000, 0, 1), ret(_ALLOW), ret(_TRAP)])  # clone: threads only
+    only_if(2, [arg(1), jset(_WRITE_FLAGS, 0, 1), ret(_TRAP), ret(_ALLOW)])  # open: read-only
+    only_if(257, [arg(2), jset(_WRITE_FLAGS, 0, 1), ret(_TRAP), ret(_ALLOW)])  # openat: read-only
+    # socket: AF_INET and AF_INET6 (gloo's; the judge counts the loopback). Any other family fails quietly, with no
+    # SIGSYS: glibc asks nscd over a Unix socket when Python looks a user up (torch's DDP does), then reads /etc.
+    only_if(41, [arg(0), jeq(2, 2, 0), jeq(10, 1, 0), ret(_ERRNO_EAFNOSUPPORT), ret(_ALLOW)])
+    for nr in (62, 234, 129, 297):  # kill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo: to this process only
+        only_if(nr, [arg(0), jeq(pid, 0, 1), ret(_ALLOW), ret(_TRAP)])
+    locks = (6, 7, 37, 38, 1024, 1026)  # fcntl: F_SETLK(W), F_OFD_SETLK(W), F_SETLEASE, F_NOTIFY
+    only_if(72, [arg(1), *(jeq(c, len(locks) - i, 0) for i, c in enumerate(locks)), ret(_ALLOW), ret(_TRAP)])
+    # prctl: PR_SET_DUMPABLE, PR_SET_MM, PR_SET_PTRACER refused; PR_SET_NAME (a thread's name, which the other
+    # ranks can read in /proc) fails quietly: the TCPStore and gloo name their threads and go on when they cannot
+    options = (4, 35, 0x59616D61)
+    only_if(157, [arg(0), jeq(15, len(options) + 2, 0), *(jeq(c, len(options) - i, 0) for i, c in enumerate(options)),
+                  ret(_ALLOW), ret(_TRAP), ret(_ERRNO_EPERM)])
+    only_if(302, [(0x20, 0, 0, 32), jeq(0, 0, 3), (0x20, 0, 0, 36), jeq(0, 0, 1), ret(_ALLOW),
+                  ret(_ERRNO_EPERM)])  # prlimit64: reading (new_limit NULL) only
+    for nr in (228, 229, 230, 222):  # clock_gettime/getres/nanosleep, timer_create: not another process's CPU clock
+        only_if(nr, [arg(0), jset(0x80000000, 0, 1), ret(_ERRNO_EINVAL), ret(_ALLOW)])
+    for nr in _QUIET_SETTERS:
+        prog.extend([jeq(nr, 0, 1), ret(_ERRNO_EPERM)])
+    for nr in (*_TRAPPED, *_PATH_CHANGES, *(() if private_files else _MKDIR)):
+        prog.extend([jeq(nr, 0, 1), ret(_TRAP)])
+    prog.append(ret(_ALLOW))
+    return prog
+
+
+def _on_refused(signum: int, frame: Any) -> None:
+    """SIGSYS: a refused call. Noted (the check fails with REFUSED_CALL), never raised: the call itself returned an
+    error (ENOSYS) the learner's code sees."""
+    from grader.core.target import target_root
+
+    root = str(target_root())
+    frames = [(f.filename, f.lineno or 0) for f in reversed(traceback.extract_stack(frame))] if frame else []
+    mine = [f for f in frames if f[0].startswith(root)]  # the learner's line, if the handler runs while it is there
+    _CHILD.refused.append(_pick_line(mine[:1]) if mine else "")
+
+
+def _seal() -> str:
+    """The seccomp filter on every thread of the rank (after gloo's set-up, before any learner code): "" when on."""
+    import platform
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    if platform.machine() != "x86_64":
+        return f"no seccomp filter for {platform.machine()}"
+    signal.signal(signal.SIGSYS, _on_refused)
+    prog = _filter(os.getpid(), not _CHILD.box)
+    code = (ctypes.c_ubyte * (8 * len(prog)))()
+    for i, ins in enumerate(prog):
+        struct.pack_into("<HBBI", code, 8 * i, *ins)
+    fprog = ctypes.create_string_buffer(struct.pack("<HxxxxxxQ", len(prog), ctypes.addressof(code)))
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        return f"no_new_privs: {os.strerror(ctypes.get_errno())}"
+    if libc.syscall(317, 1, 1, fprog) != 0:  # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, ...)
+        return f"seccomp: {os.strerror(ctypes.get_errno())}"
+    return ""
+
+
 def _child_main(group: _Group, rank: int, port: int) -> None:
     code = 0
     try:
@@ -704,13 +1037,22 @@ def _child_setup(group: _Group, rank: int) -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the ranks
     log = os.open(group.dir / f"rank{rank}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    for fd in (1, 2):
-        os.dup2(log, fd)
+    out = os.open(group.dir / f"rank{rank}.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    for fd, to in ((0, null), (1, log), (2, log), (3, out)):
+        os.dup2(to, fd)
+    for page in (p for r, p in enumerate(group.pages) if r != rank):  # the other ranks' slots: unmapped here
+        page.close()
+    os.closerange(4, _max_fd())  # what the parent held (a learner's pipe or socket made at import): not here
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", buffering=0), write_through=True)
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-    _CHILD.rank, _CHILD.page, _CHILD.rules = rank, group.page, group.rules
-    _CHILD.depth, _CHILD.quiet, _CHILD.calls, _CHILD.log = 0, 0, 0, []
+    faulthandler.enable(file=sys.stderr, all_threads=True)  # a crash names its line (a write to read-only memory)
+    _CHILD.rank, _CHILD.page, _CHILD.rules = rank, group.pages[rank], group.rules
+    _CHILD.depth, _CHILD.quiet, _CHILD.calls, _CHILD.log, _CHILD.refused = 0, 0, 0, [], []
+    _CHILD.shared = _protect_shared_memory(group.pages[rank])
+    _CHILD.box = _private_files(group.dir)
+    _CHILD.proc = _private_proc() if not _CHILD.box else "no mount namespace"
 
 
 def _child_run(group: _Group, rank: int, port: int) -> None:
@@ -724,16 +1066,22 @@ def _child_run(group: _Group, rank: int, port: int) -> None:
                             timeout=timedelta(seconds=max(30.0, group.deadline - time.monotonic() + 5)))
     barrier = _install_log()
     guards = _guard_dispatcher()
+    _seal()  # from here on, a call that could carry data outside torch.distributed is refused
     for k in range(group.first, len(group.checks)):
         name, check = group.checks[k]
-        _CHILD.log = []
+        _CHILD.log, _CHILD.refused = [], []
+        _CHILD.seed = int.from_bytes(os.urandom(7), "little")  # this rank's secret inputs for this check
         _set_slot(k=k, state=_RUNNING, call="", where="")
         try:
             payload: dict[str, Any] = {"value": check(rank, group.world, *group.args, **group.kwargs)}
         except BaseException as exc:  # every exception of a check is reported, the next check still runs
             payload = {"raised": _describe(exc)}
+        if _CHILD.refused:  # even when the learner's code caught the error: the check fails, saying why
+            seen = payload.get("raised", {}).get("where") or _CHILD.refused[0]  # the error's line, else the handler's
+            payload = {"raised": {"type": "RefusedCall", "message": _refused_message(), "where": seen}}
         payload["comm"] = list(_CHILD.log)
-        _save(payload, group.dir / f"{k}.{rank}.pt")
+        payload["seed"] = _CHILD.seed
+        _save(payload, k)
         _set_slot(state=_CHECK_DONE)
         _CHILD.quiet += 1  # the grader's barrier: not logged
         barrier()
@@ -743,17 +1091,21 @@ def _child_run(group: _Group, rank: int, port: int) -> None:
     dist.destroy_process_group()
 
 
-def _save(payload: dict[str, Any], path: Path) -> None:
+def _save(payload: dict[str, Any], k: int) -> None:
+    """Check k's record, appended whole to the rank's results file (descriptor 3, opened before the box)."""
     import torch
 
-    tmp = path.with_suffix(".tmp")
+    buf = io.BytesIO()
     try:
-        torch.save(payload, tmp)
+        torch.save(payload, buf)
     except Exception as exc:
+        buf = io.BytesIO()
         torch.save({"raised": {"type": "Unsendable", "where": "",
                                "message": f"the check returned something torch.save cannot write: {exc}"},
-                    "comm": payload["comm"]}, tmp)
-    os.replace(tmp, path)
+                    "comm": payload["comm"], "seed": payload.get("seed")}, buf)
+    data = memoryview(_RECORD.pack(k, buf.getbuffer().nbytes) + buf.getvalue())
+    while data:
+        data = data[os.write(3, data):]
 
 
 def _describe(exc: BaseException) -> dict[str, str]:

@@ -106,7 +106,8 @@ def run_ranks(
     runs = measured(list(checks.items()))
     if runs.wire is not None and not runs.wire.complete:
         # A deadlock, crash or timeout leaves traffic no log accounts for: the checks that logged everything run
-        # again on their own; their outcomes and wire replace the first run's (the same seeds, the same values).
+        # again on their own; their outcomes and wire replace the first run's (new secret seeds: each outcome carries
+        # its own).
         logged = [(name, fn) for name, fn in checks.items() if _logs(runs.outcomes[name]) is not None]
         again = measured(logged) if logged else None
         if again is not None:
@@ -305,7 +306,7 @@ def _rebuild(raw: dict[str, Any], world_size: int) -> RankRuns:
                 None if comm is None else [None if c is None else [tuple(x) for x in c] for c in comm])
         else:
             runs.outcomes[name] = RankRun(world_size, out["results"], [[tuple(c) for c in r] for r in out["comm"]],
-                                          out["seconds"], out["startup_s"])
+                                          out["seconds"], out["startup_s"], [int(x) for x in out["seeds"]])
     return runs
 
 

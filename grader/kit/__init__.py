@@ -35,6 +35,8 @@ Several processes on gloo (import torch on first use; grader/instrument/ranks.py
     RankFailure, RankRun, RankRuns      deadlock / exception / crash / timeout per rank; the outcomes
     uncounted()                         inside a rank: the grader's own torch.distributed calls, not logged
     comm_log()                          inside a rank: the (call, nbytes) this check made so far
+    rank_seed()                         inside a rank: this check's secret seed on this rank (no other rank has it);
+                                        build each rank's own inputs from it, the expected values from run.seeds
     COLLECTIVES                         every collective's name (refuse=COLLECTIVES: point-to-point only)
     cuda                                               CUDA exercises: run_sim_kernel, compile_learner, launch
     cpp_function(unit, module, name)                   a C++ extension function of ``<module>.cpp`` (pybind11):
@@ -77,6 +79,7 @@ _LAZY = {
     "RankRuns": "grader.judge.wire",
     "uncounted": "grader.instrument.ranks",
     "comm_log": "grader.instrument.ranks",
+    "rank_seed": "grader.instrument.ranks",
     "COLLECTIVES": "grader.instrument.ranks",
     "cpp_function": "grader.instrument.cpp_ext",
 }

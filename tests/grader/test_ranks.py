@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import mmap
 import os
 import shutil
 import subprocess
@@ -169,6 +170,124 @@ def invented_sends(rank: int, world_size: int, n: int) -> float:
 
     ranks._CHILD.log.extend([("isend", 4 * n)] * 4)
     return 0.0
+
+
+# ---- the rank's box: every way around torch.distributed a rank could take, tried at run time (no audit here)
+
+_SHARED_PAGE = mmap.mmap(-1, 4096)  # MAP_SHARED, made before the ranks fork: inherited by every rank
+
+
+def _barrier(rank: int, world_size: int) -> None:
+    """A counted ring step: every rank has passed the line before it once this returns."""
+    buf = torch.empty(1)
+    req = dist.isend(torch.ones(1), (rank + 1) % world_size)
+    dist.recv(buf, (rank - 1) % world_size)
+    req.wait()
+
+
+def box_state(rank: int, world_size: int, inherited: int = -1) -> dict:
+    """What the rank's box holds: its files are private, its filter on; the ranks' folder is not visible."""
+    from grader.instrument import ranks
+
+    mine = f"/tmp/dripstone-box-test-{os.getppid()}-{rank}"
+    os.mkdir(mine)  # allowed: a folder in the rank's own /tmp
+    _barrier(rank, world_size)
+    other = f"/tmp/dripstone-box-test-{os.getppid()}-{1 - rank}"
+    try:
+        os.mkdir(f"{REPO_ROOT}/dripstone-box-test")
+        read_only = False
+    except OSError as exc:
+        read_only = exc.errno == 30  # EROFS
+    pids = sorted(int(n) for n in os.listdir("/proc") if n.isdigit())
+    return {"box": ranks._CHILD.box, "proc": ranks._CHILD.proc, "pids": pids, "self": int(os.readlink("/proc/self")),
+            "status": open("/proc/self/status").read().count("Threads"), "mine": os.path.isdir(mine),
+            "other": os.path.exists(other),
+            "read_only": read_only, "tmp": sorted(os.listdir("/tmp")), "pipe": _is_pipe(inherited)}
+
+
+def _is_pipe(fd: int) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+def writes_a_file(rank: int, world_size: int) -> str:
+    with open(f"/tmp/dripstone-box-{rank}", "w") as f:
+        f.write("x")
+    return "wrote"
+
+
+def writes_a_file_and_hides_the_error(rank: int, world_size: int) -> str:
+    try:
+        writes_a_file(rank, world_size)
+    except OSError:
+        return "caught"
+    return "wrote"
+
+
+def forks(rank: int, world_size: int) -> int:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    return pid
+
+
+def runs_a_shell(rank: int, world_size: int) -> int:
+    return os.system("true")
+
+
+def makes_a_link(rank: int, world_size: int) -> str:
+    os.symlink("data", f"/tmp/dripstone-box-link-{rank}")
+    return "linked"
+
+
+def signals_the_parent(rank: int, world_size: int) -> str:
+    os.kill(os.getppid(), 0)
+    return "signalled"
+
+
+def locks_a_file(rank: int, world_size: int) -> str:
+    import fcntl
+
+    with open("/etc/hostname") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+    return "locked"
+
+
+def opens_a_unix_socket(rank: int, world_size: int) -> str:
+    import socket
+
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except OSError as exc:
+        return f"refused: {exc.errno}"
+    return "opened"
+
+
+def listens_on_a_port(rank: int, world_size: int) -> str:
+    import socket
+
+    with socket.socket() as s:  # a port held is seen by every rank (EADDRINUSE) with no byte on the wire
+        s.bind(("127.0.0.1", 0))
+    return "bound"
+
+
+def writes_shared_memory(rank: int, world_size: int) -> str:
+    _SHARED_PAGE[rank] = 1
+    return "written"
+
+
+def reads_shared_memory(rank: int, world_size: int) -> int:
+    return _SHARED_PAGE[0]
+
+
+def my_seed(rank: int, world_size: int) -> int:
+    from grader.kit import rank_seed
+
+    return rank_seed()
 
 
 # ---- tests
@@ -416,11 +535,13 @@ n = 4096
 honest = run_ranks({{"a": t.logged_ring, "b": t.logged_ring}}, 3, n)
 print("honest", honest.wire, honest.wire_mismatch())
 assert honest.wire is not None and honest.wire_mismatch() is None, honest.wire
-for cheat in (t.hidden_send, t.hidden_store):
-    runs = run_ranks({{"a": t.logged_ring, "b": cheat}}, 3, n)
-    said = runs.wire_mismatch()
-    print(cheat.__name__, runs.wire, said)
-    assert runs["b"].sent_bytes(0) == 4 * n and said and "a route the comm log does not see" in said, said
+runs = run_ranks({{"a": t.logged_ring, "b": t.hidden_send}}, 3, n)
+said = runs.wire_mismatch()
+print("hidden_send", runs.wire, said)
+assert runs["b"].sent_bytes(0) == 4 * n and said and "a route the comm log does not see" in said, said
+# a store of one's own: its master cannot even listen (the rank's box refuses bind and listen after gloo's set-up)
+runs = run_ranks({{"a": t.logged_ring, "b": t.hidden_store}}, 3, n)
+assert "ranks exchange data only through torch.distributed" in str(runs.failures["b"]), runs.failures
 for world in (2, 4):
     coll = run_ranks({{"a": t.logged_collectives}}, world, n)
     print("collectives", world, coll.wire, coll.wire_mismatch())
@@ -449,9 +570,10 @@ print("OK")
 
 def test_the_judge_counts_the_wire_and_catches_a_log_that_hides_or_invents_traffic(bwrap_prefix):
     """Class 3 (a report forged inside the learner's processes): in bwrap's network namespace the judge reads the
-    loopback's counters around each run, so traffic that a log does not show (an unlogged gloo send or all-reduce, a
-    TCPStore of one's own) or a log entry without traffic is caught whatever happened in the ranks; honest logs of
-    sends and of collectives (all-reduce, all-gather, reduce-scatter) match."""
+    loopback's counters around each run, so traffic that a log does not show (an unlogged gloo send or all-reduce)
+    or a log entry without traffic is caught whatever happened in the ranks (a TCPStore of one's own is refused
+    before it carries anything: no rank listens on a port of its own); honest logs of sends and of collectives
+    (all-reduce, all-gather, reduce-scatter) match."""
     proc = _judge(bwrap_prefix, _ON_THE_WIRE, **{wire.PRIVATE_NET_ENV: "1"})
     assert proc.returncode == 0 and "OK" in proc.stdout, (proc.stdout[-3000:], proc.stderr[-3000:])
 
@@ -506,3 +628,80 @@ def test_a_wire_mismatch_says_when_torch_is_not_the_release_gloo_was_measured_on
     monkeypatch.setattr(wire, "torch_release", lambda: "2.99.0")
     said = out.wire_mismatch()
     assert "does not see" in said and "measured on torch 2.13.0, this is torch 2.99.0" in said
+
+
+# ---- the rank's box (R3.6): ranks exchange data through torch.distributed only, whatever call they try
+
+
+def test_each_rank_has_private_temporary_folders_a_read_only_file_system_and_no_inherited_descriptor():
+    read, write = os.pipe()  # made before the fork: every rank would inherit it
+    try:
+        run = run_ranks(box_state, 2, write)
+    finally:
+        os.close(read)
+        os.close(write)
+    for rank, got in enumerate(run.results):
+        assert got["box"] == "" and got["proc"] == "", f"rank {rank}: no mount namespace of its own: {got}"
+        assert got["pids"] == [got["self"]] and got["status"] == 1, f"rank {rank} sees other processes: {got}"
+        assert got["mine"] and not got["other"], got  # its own /tmp folder, not the other rank's
+        assert got["read_only"], "a folder outside the private tmpfs must be read-only"
+        assert not any(n.startswith("dripstone-ranks-") for n in got["tmp"]), got["tmp"]  # nor the ranks' folder
+        assert not got["pipe"], "a descriptor the parent held is closed in a rank"
+
+
+@pytest.mark.parametrize("route", [writes_a_file, writes_a_file_and_hides_the_error, forks, runs_a_shell,
+                                   makes_a_link, signals_the_parent, locks_a_file, listens_on_a_port],
+                         ids=lambda f: f.__name__)
+def test_a_call_around_torch_distributed_fails_the_check_saying_why(route):
+    """Refused at run time by the seccomp filter, even where the learner's code catches the error: the check fails
+    naming the rule (a shell dies of SIGSYS, since posix_spawn blocks signals: the same message)."""
+    with pytest.raises(RankFailure, match="ranks exchange data only through torch.distributed") as info:
+        run_ranks(route, 2)
+    assert "RefusedCall" in str(info.value) or "SIGSYS" in str(info.value), str(info.value)
+
+
+def test_a_unix_socket_and_shared_memory_from_before_the_fork_carry_nothing():
+    assert run_ranks(opens_a_unix_socket, 2).results == ["refused: 97"] * 2  # EAFNOSUPPORT: no channel
+    assert run_ranks(reads_shared_memory, 2).results == [0, 0], "reading an inherited mapping is harmless"
+    with pytest.raises(RankFailure, match=r"(?s)died \(killed by SIGSEGV\) at test_ranks.py:\d+ `_SHARED_PAGE\[rank\]"
+                                          r".*read-only in every rank: ranks exchange data only through"):
+        run_ranks(writes_shared_memory, 2)
+
+
+def test_rank_seeds_are_secret_per_rank_and_per_check_and_come_back_to_the_test():
+    runs = run_ranks({"a": my_seed, "b": my_seed}, 3)
+    a, b = runs["a"], runs["b"]
+    assert a.seeds == a.results and b.seeds == b.results
+    assert len(set(a.seeds + b.seeds)) == 6 and all(0 <= x < 2**56 for x in a.seeds)
+    with pytest.raises(RuntimeError, match="inside a check run by run_ranks"):
+        ranks.rank_seed()
+
+
+_BOXED_UNPRIVILEGED = """
+import sys
+sys.path.insert(0, {tests!r})
+from grader.kit import RankFailure, run_ranks
+import test_ranks as t
+got = run_ranks(t.box_state, 2).results
+assert all(g["box"] == g["proc"] == "" and g["pids"] == [g["self"]] and g["mine"] and not g["other"]
+           and g["read_only"] for g in got), got
+for route in (t.writes_a_file, t.forks, t.runs_a_shell):
+    try:
+        run_ranks(route, 2)
+    except RankFailure as e:
+        assert "ranks exchange data only through torch.distributed" in str(e), e
+    else:
+        raise SystemExit(route.__name__ + " was not refused")
+print("OK")
+"""
+
+
+def test_the_box_holds_in_the_sandbox_as_its_unprivileged_user(bwrap_prefix):
+    """Batch grading's judge runs in bwrap as an unprivileged uid (setpriv, no capability, no_new_privs): each rank
+    still gets its user and mount namespaces and its seccomp filter."""
+    from grader.instructor import sandbox
+    from grader.tools.host import PROBE_UID
+
+    inner = bwrap_prefix[:-1] + ["--", *sandbox._setpriv(PROBE_UID)]
+    proc = _judge(inner, _BOXED_UNPRIVILEGED)
+    assert proc.returncode == 0 and "OK" in proc.stdout, (proc.stdout[-3000:], proc.stderr[-3000:])

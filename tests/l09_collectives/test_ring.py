@@ -18,6 +18,7 @@ from grader.kit import (
     comm_log,
     grade,
     learner,
+    rank_seed,
     run_ranks,
 )
 
@@ -182,8 +183,10 @@ def test_ring_bytes_sent_rejects_bad_arguments():
 # ---- the ring on gloo: per-rank checks (module level: they run in forked ranks) ------------------------------------
 
 
-def _input(kind: str, dtype: torch.dtype, numel: int, rank: int) -> torch.Tensor:
-    g = torch.Generator().manual_seed(1000 * numel + rank)
+def _input(kind: str, dtype: torch.dtype, numel: int, seed: int) -> torch.Tensor:
+    """A rank's tensor of one case, from its secret seed for the check (rank_seed() + the case's index): no rank can
+    rebuild another's, and the test rebuilds them all from run.seeds."""
+    g = torch.Generator().manual_seed(seed)
     if kind == "integers":  # exactly summable in any order: bit-equal to torch's own all_reduce
         return torch.randint(-2**19, 2**19, (numel,), generator=g).to(dtype)
     scale = 10.0 ** torch.empty(numel, dtype=torch.float64).uniform_(-8, 8, generator=g)
@@ -214,7 +217,7 @@ def _diff(got: object, want: torch.Tensor) -> str | None:
 
 
 # Each rank only runs the learner's call and sends back what it passed, what it got and what it logged: the test
-# compares here, on values it computes itself from the same seeds (nothing a rank reports is taken as a verdict).
+# compares here, on values it computes itself from the ranks' seeds (nothing a rank reports is taken as a verdict).
 
 
 def _call(fn, x: torch.Tensor, *args) -> dict:
@@ -224,21 +227,27 @@ def _call(fn, x: torch.Tensor, *args) -> dict:
 
 
 def check_all_reduce(rank: int, world: int) -> list[dict]:
-    return [_call(ring_all_reduce, _input(kind, dtype, numel, rank)) for numel, kind, dtype in CASES]
+    seed = rank_seed()
+    return [_call(ring_all_reduce, _input(kind, dtype, numel, seed + i))
+            for i, (numel, kind, dtype) in enumerate(CASES)]
 
 
 def check_reduce_scatter(rank: int, world: int) -> list[dict]:
-    return [_call(ring_reduce_scatter, _input(kind, dtype, numel, rank)) for numel, kind, dtype in CASES]
+    seed = rank_seed()
+    return [_call(ring_reduce_scatter, _input(kind, dtype, numel, seed + i))
+            for i, (numel, kind, dtype) in enumerate(CASES)]
 
 
-def _shard(numel: int, kind: str, dtype: torch.dtype, world: int, rank: int) -> torch.Tensor:
-    """The same tensor on every rank (seed 99): each passes its own chunk."""
+def _shard(numel: int, kind: str, dtype: torch.dtype, world: int, rank: int, seed: int) -> torch.Tensor:
+    """Rank ``rank``'s chunk of the gathered tensor, from its own seed."""
     a, b = _bounds(numel, world)[rank]
-    return _input(kind, dtype, numel, 99)[a:b].clone()
+    return _input(kind, dtype, b - a, seed)
 
 
 def check_all_gather(rank: int, world: int) -> list[dict]:
-    return [_call(ring_all_gather, _shard(numel, kind, dtype, world, rank), numel) for numel, kind, dtype in CASES]
+    seed = rank_seed()
+    return [_call(ring_all_gather, _shard(numel, kind, dtype, world, rank, seed + i), numel)
+            for i, (numel, kind, dtype) in enumerate(CASES)]
 
 
 def _raised(fn, *args) -> tuple[str, str] | None:
@@ -278,11 +287,13 @@ def _validation():
     return run_ranks(check_validation, 3, refuse=COLLECTIVES, timeout_s=20.0)
 
 
-def _expected(name: str, world: int, rank: int, numel: int, kind: str, dtype: torch.dtype) -> tuple:
-    """(what rank passed, what it must return), from the seeds: computed here, never taken from a rank."""
+def _expected(name: str, world: int, rank: int, case: int, seeds: list[int]) -> tuple:
+    """(what rank passed, what it must return), from every rank's seed: computed here, never taken from a rank."""
+    numel, kind, dtype = CASES[case]
     if name == "all_gather":
-        return _shard(numel, kind, dtype, world, rank), _input(kind, dtype, numel, 99)
-    xs, bounds = [_input(kind, dtype, numel, r) for r in range(world)], _bounds(numel, world)
+        shards = [_shard(numel, kind, dtype, world, r, seeds[r] + case) for r in range(world)]
+        return shards[rank], torch.cat(shards)
+    xs, bounds = [_input(kind, dtype, numel, seeds[r] + case) for r in range(world)], _bounds(numel, world)
     if name == "reduce_scatter":
         return xs[rank], _fold(xs, rank, bounds)
     return xs[rank], torch.cat([_fold(xs, c, bounds) for c in range(world)])
@@ -298,9 +309,10 @@ def _cases(name: str, world: int):
 
 
 def _values(name: str, world: int, fn: str) -> None:
-    for rank, case, numel, kind, dtype, c in _cases(name, world):
+    seeds = _runs(world)[name].seeds
+    for i, (rank, case, _, _, _, c) in enumerate(_cases(name, world)):
         where = f"{fn} on rank {rank} of {world} ({case})"
-        before, want = _expected(name, world, rank, numel, kind, dtype)
+        before, want = _expected(name, world, rank, i % len(CASES), seeds)
         x, out = c["x"], c["out"]
         diff = _diff(out, want)
         assert diff is None, f"{where}: {diff}"

@@ -220,10 +220,11 @@ def _forward(params, x):
     return x
 
 
-def _batch(step: int, rank: int, micro: int):
+def _batch(step: int, seed: int, micro: int):
+    """A rank's micro-batch, from its secret seed for the check (rank_seed()): no rank can rebuild another's."""
     import torch
 
-    g = torch.Generator().manual_seed(10_000 * step + 100 * rank + micro)
+    g = torch.Generator().manual_seed(seed + 100 * step + micro)
     return torch.randn(BATCH, DIMS[0], generator=g, dtype=torch.float64), torch.randint(0, DIMS[-1], (BATCH,),
                                                                                           generator=g)
 
@@ -233,6 +234,9 @@ def _train(rank: int, world_size: int, cap: int, k: int, probe: list | None = No
     import torch
     import torch.nn.functional as F
 
+    from grader.kit import rank_seed
+
+    seed = rank_seed()
     params = [torch.nn.Parameter(p) for p in _mlp(28)]
     if probe is not None:  # registered BEFORE the reducer's hooks: runs first when parameter 0's gradient lands
         params[0].register_post_accumulate_grad_hook(lambda p: probe.append(len(_LAUNCHES)))
@@ -240,7 +244,7 @@ def _train(rank: int, world_size: int, cap: int, k: int, probe: list | None = No
     out = {"buckets": [list(b) for b in reducer.buckets], "steps": []}
     for step in range(STEPS):
         for j in range(k):
-            x, y = _batch(step, rank, j)
+            x, y = _batch(step, seed, j)
             if j < k - 1:
                 with reducer.no_sync():
                     F.cross_entropy(_forward(params, x), y).backward()
@@ -257,9 +261,9 @@ def _train(rank: int, world_size: int, cap: int, k: int, probe: list | None = No
 
 
 @functools.cache
-def _reference(world_size: int, k: int) -> list:
+def _reference(world_size: int, k: int, seeds: tuple[int, ...]) -> list:
     """Single process (the grader's, in the test): per step the gradient of Σ_r Σ_j CE(r, j) / P, then the same
-    SGD step as the ranks take."""
+    SGD step as the ranks take; rank r's micro-batches from its seed."""
     import torch
     import torch.nn.functional as F
 
@@ -267,7 +271,7 @@ def _reference(world_size: int, k: int) -> list:
     steps = []
     for step in range(STEPS):
         loss = sum(F.cross_entropy(_forward(params, x), y) for r in range(world_size)
-                   for x, y in (_batch(step, r, j) for j in range(k))) / world_size
+                   for x, y in (_batch(step, seeds[r], j) for j in range(k))) / world_size
         grads = torch.autograd.grad(loss, params)
         steps.append(grads)
         with torch.no_grad():
@@ -361,7 +365,8 @@ def test_reducer_equals_single_process_gradient(world_size):
             assert out["buckets"] == want_buckets, (
                 f"BucketedReducer(params, {cap}).buckets = {out['buckets']} on rank {rank}, expected {want_buckets} "
                 "(assign_buckets of the parameters' byte sizes)")
-            for step, (grads, wants) in enumerate(zip(out["steps"], _reference(world_size, k), strict=True)):
+            for step, (grads, wants) in enumerate(zip(out["steps"], _reference(world_size, k, tuple(run.seeds)),
+                                                          strict=True)):
                 for i, (got, want) in enumerate(zip(grads, wants, strict=True)):
                     where = (f"P={world_size}, rank {rank}, cap {cap} B ({len(want_buckets)} buckets), "
                              f"{k} micro-batches ({k - 1} under no_sync), step {step}, parameter {i}")
@@ -377,9 +382,11 @@ def check_unused(rank: int, world_size: int) -> str:
     """finish() after a backward that never reached the last layer (parameters 6 and 7)."""
     import torch
 
+    from grader.kit import rank_seed
+
     params = [torch.nn.Parameter(p) for p in _mlp(28)]
     reducer = BucketedReducer(params, 10**9)
-    x, _ = _batch(0, rank, 0)
+    x, _ = _batch(0, rank_seed(), 0)
     _forward(params[:6], x).sum().backward()
     try:
         reducer.finish()

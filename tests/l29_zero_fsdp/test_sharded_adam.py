@@ -146,10 +146,12 @@ def _simplenet():
     return params
 
 
-def _local_grad(shape, step: int, rank: int, i: int, dyadic: bool):
+def _local_grad(shape, step: int, seed: int, i: int, dyadic: bool):
+    """A rank's gradient of parameter i, from its secret seed for the check (rank_seed()): no rank can rebuild
+    another's."""
     import torch
 
-    (grad,) = _grads(shape, 1, torch.float64, 1000 * step + 10 * rank + i)
+    (grad,) = _grads(shape, 1, torch.float64, seed + 1000 * step + i)
     return torch.round(grad * 2**24) / 2**24 if dyadic else grad  # exactly summable in any order
 
 
@@ -176,27 +178,27 @@ def _held_bytes(obj, skip: set[int]) -> int:
     return sum(seen.values())
 
 
-def _average_grads(step: int, world_size: int, dyadic: bool) -> list:
+def _average_grads(step: int, world_size: int, dyadic: bool, seeds: tuple[int, ...]) -> list:
     import torch
 
     out = []
     for i, p in enumerate(_simplenet()):
         total = torch.zeros_like(p)
         for r in range(world_size):
-            total += _local_grad(p.shape, step, r, i, dyadic)
+            total += _local_grad(p.shape, step, seeds[r], i, dyadic)
         out.append(total / world_size)
     return out
 
 
 @functools.cache
-def _reference(world_size: int, dyadic: bool) -> dict:
+def _reference(world_size: int, dyadic: bool, seeds: tuple[int, ...]) -> dict:
     """The grader's side (single process): a plain torch.optim.Adam fed the average gradient, STEPS steps."""
     import torch
 
     ref = [torch.nn.Parameter(p) for p in _simplenet()]
     opt = torch.optim.Adam(ref, lr=LR, betas=BETAS, eps=EPS, weight_decay=WD, foreach=False)
     for step in range(STEPS):
-        for q, g in zip(ref, _average_grads(step, world_size, dyadic), strict=True):
+        for q, g in zip(ref, _average_grads(step, world_size, dyadic, seeds), strict=True):
             q.grad = g
         opt.step()
     return {"want": [q.detach().clone() for q in ref], "avg_grad": [q.grad.detach().clone() for q in ref]}
@@ -206,11 +208,14 @@ def _run_stage(rank: int, world_size: int, stage: int, dyadic: bool) -> dict:
     """The rank's side: ShardedAdam on this rank's local gradients (torch.optim is not imported in the ranks)."""
     import torch
 
+    from grader.kit import rank_seed
+
+    seed = rank_seed()
     params = [torch.nn.Parameter(p) for p in _simplenet()]
     opt = ShardedAdam(params, lr=LR, betas=BETAS, eps=EPS, weight_decay=WD, stage=stage)
     for step in range(STEPS):
         for i, p in enumerate(params):
-            p.grad = _local_grad(p.shape, step, rank, i, dyadic)
+            p.grad = _local_grad(p.shape, step, seed, i, dyadic)
         opt.step()
     skip = {p.untyped_storage().data_ptr() for p in params}
     skip |= {p.grad.untyped_storage().data_ptr() for p in params if p.grad is not None}
@@ -252,7 +257,7 @@ def test_sharded_adam_equals_adam_on_the_average(world_size, stage):
     run = _runs(world_size)[f"stage{stage}"]
     for rank in range(world_size):
         for dyadic, out in run.results[rank].items():
-            out = {**out, **_reference(world_size, dyadic)}
+            out = {**out, **_reference(world_size, dyadic, tuple(run.seeds))}
             kind = "exactly summable gradients" if dyadic else "gradients 1e-2…1e2"
             where = f"ShardedAdam(stage={stage}) on P={world_size}, rank {rank}, {kind}, after {STEPS} steps"
             for i, (got, want) in enumerate(zip(out["got"], out["want"], strict=True)):

@@ -21,18 +21,46 @@ B, S, H, FFN = 2, 4, 8, 16  # lecture 30 lab 6.1's sizes
 TOL = dict(rtol=1e-12, atol=1e-12)
 
 
-def _dense():
-    """x, W1 [FFN, H], b1, W2 [H, FFN], b2, dy (the output's gradient), all fp64, nn.Linear layout."""
+def _randn(g, *shape):
+    import torch
+
+    return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+
+def _replicated() -> dict:
+    """What every rank holds (seed 30, written here: any rank may know it): x, b2, dy (the output's gradient)."""
     import torch
 
     g = torch.Generator().manual_seed(30)
+    return {"x": _randn(g, B, S, H), "b2": _randn(g, H) * 0.1, "dy": _randn(g, B, S, H)}
 
-    def randn(*shape):
-        return torch.randn(*shape, generator=g, dtype=torch.float64)
 
-    return {"x": randn(B, S, H), "w1": randn(FFN, H) / H**0.5, "b1": randn(FFN) * 0.1,
-            "w2": randn(H, FFN) / FFN**0.5, "b2": randn(H) * 0.1, "dy": randn(B, S, H),
-            "h": randn(B, S, FFN), "dys": [randn(B, S, H) for _ in range(4)], "xs": [randn(B, S, H) for _ in range(4)]}
+def _own(seed: int, world: int) -> dict:
+    """What one rank alone holds, from its secret seed for the check (rank_seed()): its shards of W1 (rows), b1, W2
+    (columns) and h (features), its loss gradient dy_r and its partial input x_r. No rank can rebuild another's."""
+    import torch
+
+    g, n = torch.Generator().manual_seed(seed), FFN // world
+    return {"w1": _randn(g, n, H) / H**0.5, "b1": _randn(g, n) * 0.1, "w2": _randn(g, H, n) / FFN**0.5,
+            "h": _randn(g, B, S, n), "dy_r": _randn(g, B, S, H), "x_r": _randn(g, B, S, H)}
+
+
+def _mine(world: int) -> dict:
+    """Inside a rank: the replicated tensors and this rank's own."""
+    from grader.kit import rank_seed
+
+    return {**_replicated(), **_own(rank_seed(), world)}
+
+
+def _dense(seeds: tuple[int, ...]) -> dict:
+    """The dense tensors the ranks' parts come from (the grader's side, from every rank's seed): x, W1 [FFN, H], b1,
+    W2 [H, FFN], b2, dy, h, and the per-rank dys and xs; all fp64, nn.Linear layout."""
+    import torch
+
+    parts = [_own(seed, len(seeds)) for seed in seeds]
+    return {**_replicated(), "w1": torch.cat([q["w1"] for q in parts]), "b1": torch.cat([q["b1"] for q in parts]),
+            "w2": torch.cat([q["w2"] for q in parts], 1), "h": torch.cat([q["h"] for q in parts], 2),
+            "dys": [q["dy_r"] for q in parts], "xs": [q["x_r"] for q in parts]}
 
 
 def _dense_mlp_grads(d):
@@ -60,7 +88,7 @@ def test_shard_linear_slices():
     """Column: rows r·out/P … of W and the same slice of b. Row: columns r·in/P … of W, the bias whole. New tensors."""
     import torch
 
-    d = _dense()
+    d = _dense((31,))
     for world in (1, 2, 4):
         for rank in range(world):
             for style, w, b in (("column", d["w1"], d["b1"]), ("row", d["w2"], d["b2"])):
@@ -97,17 +125,17 @@ def test_shard_linear_rejects_bad_arguments():
 
 def check_f(rank: int, world_size: int) -> dict:
     """f: y = f(x) with x replicated, loss Σ y·dy_r (dy differs per rank)."""
-    d = _dense()
+    d = _mine(world_size)
     x = d["x"].clone().requires_grad_()
     y = copy_to_tp(x)
-    (y * d["dys"][rank]).sum().backward()
+    (y * d["dy_r"]).sum().backward()
     return {"f_y": y.detach(), "f_grad": x.grad}
 
 
 def check_g(rank: int, world_size: int) -> dict:
     """g: y = g(x_r) with x_r per rank, loss Σ y·dy."""
-    d = _dense()
-    xr = d["xs"][rank].clone().requires_grad_()
+    d = _mine(world_size)
+    xr = d["x_r"].clone().requires_grad_()
     before = xr.detach().clone()
     z = reduce_from_tp(xr)
     unchanged = bool((xr.detach() == before).all())
@@ -116,20 +144,20 @@ def check_g(rank: int, world_size: int) -> dict:
 
 
 def check_column(rank: int, world_size: int) -> dict:
-    d = _dense()
-    w1 = _slice(d["w1"], 0, world_size, rank).clone().requires_grad_()
-    b1 = _slice(d["b1"], 0, world_size, rank).clone().requires_grad_()
+    d = _mine(world_size)
+    w1 = d["w1"].clone().requires_grad_()
+    b1 = d["b1"].clone().requires_grad_()
     x = d["x"].clone().requires_grad_()
     y = column_parallel_linear(x, w1, b1)
-    (y * _slice(d["h"], 2, world_size, rank)).sum().backward()
+    (y * d["h"]).sum().backward()
     return {"col_y": y.detach(), "col_x": x.grad, "col_w": w1.grad, "col_b": b1.grad}
 
 
 def check_row(rank: int, world_size: int) -> dict:
-    d = _dense()
-    w2 = _slice(d["w2"], 1, world_size, rank).clone().requires_grad_()
+    d = _mine(world_size)
+    w2 = d["w2"].clone().requires_grad_()
     b2 = d["b2"].clone().requires_grad_()
-    hr = _slice(d["h"], 2, world_size, rank).clone().requires_grad_()
+    hr = d["h"].clone().requires_grad_()
     z = row_parallel_linear(hr, w2, b2)
     (z * d["dy"]).sum().backward()
     return {"row_y": z.detach(), "row_x": hr.grad, "row_w": w2.grad, "row_b": b2.grad}
@@ -138,9 +166,8 @@ def check_row(rank: int, world_size: int) -> dict:
 def _mlp(rank: int, world_size: int, backward: bool) -> dict:
     import torch
 
-    d = _dense()
-    shards = [_slice(d["w1"], 0, world_size, rank), _slice(d["b1"], 0, world_size, rank),
-              _slice(d["w2"], 1, world_size, rank), d["b2"]]
+    d = _mine(world_size)
+    shards = [d["w1"], d["b1"], d["w2"], d["b2"]]
     w1, b1, w2, b2 = (t.clone().requires_grad_(backward) for t in shards)
     x = d["x"].clone().requires_grad_(backward)
     with torch.set_grad_enabled(backward):
@@ -185,7 +212,8 @@ def _close(got, want, what: str, advice: str) -> None:
 def test_f_identity_forward_all_reduce_backward(world_size):
     import torch
 
-    d, run = _dense(), _runs(world_size)["f"]
+    run = _runs(world_size)["f"]
+    d = _dense(tuple(run.seeds))
     total = sum(d["dys"][:world_size], torch.zeros_like(d["x"]))
     for rank in range(world_size):
         r = run.results[rank]
@@ -200,7 +228,8 @@ def test_f_identity_forward_all_reduce_backward(world_size):
 def test_g_all_reduce_forward_identity_backward(world_size):
     import torch
 
-    d, run = _dense(), _runs(world_size)["g"]
+    run = _runs(world_size)["g"]
+    d = _dense(tuple(run.seeds))
     total = sum(d["xs"][:world_size], torch.zeros_like(d["x"]))
     for rank in range(world_size):
         r = run.results[rank]
@@ -218,7 +247,8 @@ def test_column_parallel_linear(world_size):
     import torch
     import torch.nn.functional as F
 
-    d, run = _dense(), _runs(world_size)["column"]
+    run = _runs(world_size)["column"]
+    d = _dense(tuple(run.seeds))
     x, w1, b1 = (d[k].clone().requires_grad_() for k in ("x", "w1", "b1"))
     y = F.linear(x, w1, b1)
     gx, gw, gb = torch.autograd.grad((y * d["h"]).sum(), [x, w1, b1])
@@ -238,7 +268,8 @@ def test_row_parallel_linear(world_size):
     import torch
     import torch.nn.functional as F
 
-    d, run = _dense(), _runs(world_size)["row"]
+    run = _runs(world_size)["row"]
+    d = _dense(tuple(run.seeds))
     h, w2, b2 = (d[k].clone().requires_grad_() for k in ("h", "w2", "b2"))
     z = F.linear(h, w2, b2)
     gh, gw, gb = torch.autograd.grad((z * d["dy"]).sum(), [h, w2, b2])
@@ -255,7 +286,8 @@ def test_row_parallel_linear(world_size):
 @pytest.mark.parametrize("world_size", [2, 4])
 def test_tp_mlp_equals_dense(world_size):
     """x [2, 4, 8], FFN 16 (lecture 30 lab 6.1), fp64, loss Σ y·dy: output and every gradient equal the dense MLP's."""
-    d, run = _dense(), _runs(world_size)["mlp"]
+    run = _runs(world_size)["mlp"]
+    d = _dense(tuple(run.seeds))
     y, g = _dense_mlp_grads(d)
     for rank in range(world_size):
         r, where = run.results[rank], f"P={world_size}, rank {rank}: tp_mlp"
