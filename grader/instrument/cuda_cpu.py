@@ -99,7 +99,7 @@ LINK_SHARED_APART = "-Wl,--section-start=dripstone_smem=0x40000000"
 SCHEDULES = 2  # thread orders per launch, one process each: 0, 1, ... then ..., 1, 0
 DEFAULT_LIMIT_S = 30
 PRINTF_CAP = 1 << 20  # the runtime's cap on a launch's printf output (a GPU's default printf buffer)
-REVISION = "3"  # of what this file does to a source before g++ (part of the cache key)
+REVISION = "4"  # of what this file does to a source before g++ and checks in its object (part of the cache key)
 
 
 class CudaFault(AssertionError):
@@ -385,7 +385,7 @@ def _defined_globals(path: Path, *, dynamic: bool = False) -> dict[str, str]:
     out = {}
     for row in _tool_lines("nm", *(["-D"] if dynamic else []), "--defined-only", str(path)):
         f = row.split()
-        if len(f) >= 3 and (f[1].isupper() or f[1] in "uvw"):
+        if len(f) >= 3 and (f[1].isupper() or f[1] in "iuvw"):  # i: an indirect function (memcmp, memcpy)
             out[f[2].split("@")[0]] = f[1]
     return out
 
@@ -805,6 +805,16 @@ def _copy_back(a: object, data: bytes) -> None:
         np.copyto(a, host)
 
 
+# x86-64 system call numbers a refused call is most likely to be (the launch's SIGSYS reports the number)
+_SYSCALLS = {0: "read", 1: "write", 2: "open", 3: "close", 4: "stat", 5: "fstat", 8: "lseek", 9: "mmap",
+             10: "mprotect", 11: "munmap", 13: "rt_sigaction", 14: "rt_sigprocmask", 16: "ioctl", 17: "pread64",
+             18: "pwrite64", 25: "mremap", 28: "madvise", 32: "dup", 33: "dup2", 37: "alarm", 38: "setitimer",
+             41: "socket", 42: "connect", 56: "clone", 57: "fork", 58: "vfork", 59: "execve", 62: "kill",
+             82: "rename", 87: "unlink", 89: "readlink", 101: "ptrace", 157: "prctl", 200: "tkill",
+             222: "timer_create", 234: "tgkill", 257: "openat", 262: "newfstatat", 263: "unlinkat", 310:
+             "process_vm_readv", 311: "process_vm_writev", 317: "seccomp", 322: "execveat", 435: "clone3"}
+
+
 def _fault_message(runner: Runner, name: str, g: tuple, b: tuple, done: subprocess.CompletedProcess,
                    args: list[object]) -> str:
     params = runner.params(name)
@@ -829,6 +839,13 @@ def _fault_text(runner: Runner, name: str, g: tuple, b: tuple, done: subprocess.
             place = runner.at(lines[0]) if lines else f"{runner.label} (line unknown)"
         else:
             place = runner.at(int(where)) if int(where) > 0 else runner.label
+        if kind == "syscall":
+            number = int(msg.split()[0]) if msg.split() and msg.split()[0].isdigit() else -1
+            call = _SYSCALLS.get(number, f"number {number}")
+            return _("{launch} on the CPU executor: a system call ({call}) at {place}: a kernel on a GPU has no files, "
+                     "processes, signals or memory maps, and the CPU executor's launch process refuses every system "
+                     "call but writing what it opened for the launch and growing memory: compute in the kernel, "
+                     "with the CUDA model's functions").format(launch=launch, call=call, place=place)
         cause = {"memory": "out-of-bounds access", "timeout": "a kernel that never returns",
                  "divergence": "divergence", "warp": "warp primitive misuse", "trap": "trap",
                  "launcher": "launch", "resources": "resources", "deadlock": "deadlock"}.get(kind, kind)
