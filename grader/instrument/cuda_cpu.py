@@ -332,7 +332,7 @@ def _line_naming(text: str, word: str) -> str:
     """`` at line N (`code`)`` for the first line of ``text`` that names ``word``, else ""."""
     for n, row in enumerate(text.splitlines(), 1):
         if re.search(rf"\b{re.escape(word)}\b", re.sub(r"//.*", "", row)):
-            return f" at line {n} (`{row.strip()}`)"
+            return _(" at line {line} (`{code}`)").format(line=n, code=row.strip())
     return ""
 
 
