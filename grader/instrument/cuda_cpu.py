@@ -21,10 +21,13 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
 * ``runtime.cpp`` runs one launch per process (a kernel that faults or never returns must not take the
   grader down, and its guard pages and signal handlers are that process's own): the threads of a block
   are fibers that switch only at barriers and warp primitives, one block at a time, deterministically.
-  The grid runs twice, threads in order then in reverse order: a result that depends on the order is a
-  race; a rerun then protects the ``__shared__`` pages and single-steps every access to name the two
-  lines that touch one word with no barrier between them (a missing ``__syncthreads()``).
-  Global buffers have their exact size against PROT_NONE guard pages (the end in the first run, the
+  The grid runs twice, threads in order then in reverse order, each order in a process of its own that :func:`launch`
+  starts and whose outputs it compares: a result that depends on the order is a race; a rerun then protects the
+  ``__shared__`` pages and single-steps every access to name the two lines that touch one word with no barrier
+  between them (a missing ``__syncthreads()``). The launch process decides nothing (THREAT_MODEL.md R3.1): no
+  code of the learner's file runs before its main or after the kernel (:func:`_check_object`,
+  :func:`_check_no_interposition`), and the kernel runs under a seccomp filter with the request on a read-only page.
+  Global buffers have their exact size against PROT_NONE guard pages (the end in the first order, the
   start in the second), static shared arrays are bounds-checked (``-fsanitize=bounds``), so an access
   outside either faults with the kernel's line and the parameter's name. (AddressSanitizer would need
   terabytes of address space; the sandbox allows 6 GiB.) A barrier or warp primitive that not every

@@ -1,13 +1,14 @@
 // Dripstone's CPU executor for CUDA C++: the scheduler and the launcher (see dripstone_cuda.h).
 //
-// One process runs one launch: `runner REQUEST_DIR`. REQUEST_DIR/request holds the kernel, the grid,
-// the block and the arguments; buffer i comes from in<i>.bin and goes back as out<i>.bin. Each block
-// runs as blockDim fibers that switch only at __syncthreads(), warp primitives and __syncwarp(), in
-// thread order 0, 1, ... (schedule 0), then the whole grid again from the same inputs in reverse
-// order (schedule 1): a kernel whose result depends on the order has a race (a missing barrier).
+// One process runs one launch in one thread order: `runner REQUEST_DIR SCHEDULE TRACE BANKS`. REQUEST_DIR/request
+// holds the kernel, the grid, the block and the arguments; buffer i comes from in<i>.bin and goes back as
+// out<i>.bin. Each block runs as blockDim fibers that switch only at __syncthreads(), warp primitives and
+// __syncwarp(), in thread order 0, 1, ... (schedule 0) or in reverse order (schedule 1); the parent runs both
+// orders, each in a process of its own, and compares: a kernel whose result depends on the order has a race.
 // Global buffers sit against PROT_NONE guard pages (schedule 0: the end, schedule 1: the start), so
 // an access past either end faults; the SIGSEGV handler reports the instruction, the address and
 // the thread; a launch that runs past its CPU-time limit is stopped where it is. Faults are lines "FAULT <kind> <line> <message>" on stdout; then exit status 3.
+// Refused system calls are "FAULT syscall pc=<pc> <number>" (install_limits).
 // The kernels' own printf goes to REQUEST_DIR/printf.txt (schedule 0 of an untraced launch only, cut at 1 MiB as a
 // GPU's printf buffer): `stdout` is a stream of ours, the protocol's lines go to the process's stdout (`proto`).
 #include <cerrno>
