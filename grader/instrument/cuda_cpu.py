@@ -102,7 +102,7 @@ LINK_SHARED_APART = "-Wl,--section-start=dripstone_smem=0x40000000"
 SCHEDULES = 2  # thread orders per launch, one process each: 0, 1, ... then ..., 1, 0
 DEFAULT_LIMIT_S = 30
 PRINTF_CAP = 1 << 20  # the runtime's cap on a launch's printf output (a GPU's default printf buffer)
-REVISION = "4"  # of what this file does to a source before g++ and checks in its object (part of the cache key)
+REVISION = "5"  # of what this file does to a source before g++ and checks in its object (part of the cache key)
 
 
 class CudaFault(AssertionError):
@@ -360,6 +360,13 @@ def _check_object(obj: Path, label: str, text: str, *, banks: bool) -> None:
         raise CpuCompileError(_(
             "{label}: the CPU executor does not run an object file with a section named {section}: keep device code "
             "in ordinary functions and variables (no section attributes)").format(label=label, section=sec))
+    resolved_at_load = sorted(n for n, kind in _defined_globals(obj, local=True).items() if kind == "i")
+    if resolved_at_load:  # an indirect function: the dynamic loader runs its resolver before main
+        names = _demangle(resolved_at_load)
+        raise CpuCompileError(_(
+            "{label}: {names} is an indirect function (ifunc), whose resolver the loader runs before any kernel: on "
+            "a GPU only kernels run; call the function you mean directly").format(
+                label=label, names=", ".join(f"`{n}`" for n in names)))
     allowed = _CALLS | _libm() | set(extern_shared(text))
     prefixes = _CALL_PREFIXES + (_BANK_CALL_PREFIXES if banks else ())
     refused = [n for n in (r.split()[-1] for r in _tool_lines("nm", "-u", str(obj)) if r.strip())
@@ -383,12 +390,12 @@ def _drop_constructors(obj: Path) -> None:
         _tool_lines("objcopy", *(f"--remove-section={sec}" for sec in drop), str(obj))
 
 
-def _defined_globals(path: Path, *, dynamic: bool = False) -> dict[str, str]:
-    """{symbol: nm type letter} of the global symbols ``path`` defines."""
+def _defined_globals(path: Path, *, dynamic: bool = False, local: bool = False) -> dict[str, str]:
+    """{symbol: nm type letter} of the global symbols ``path`` defines (``local``: and its local ones)."""
     out = {}
     for row in _tool_lines("nm", *(["-D"] if dynamic else []), "--defined-only", str(path)):
         f = row.split()
-        if len(f) >= 3 and (f[1].isupper() or f[1] in "iuvw"):  # i: an indirect function (memcmp, memcpy)
+        if len(f) >= 3 and (local or f[1].isupper() or f[1] in "iuvw"):  # i: an indirect function (memcmp)
             out[f[2].split("@")[0]] = f[1]
     return out
 
@@ -628,7 +635,7 @@ def _launch_once(runner: Runner, request: tuple[str, list[np.ndarray]], name: st
             arr.tofile(f"{d}/in{i}.bin")
         try:  # the runner stops itself after `seconds` of CPU time; the wall-clock limit only backs that up
             done = subprocess.run([str(runner.path), d, str(schedule), str(int(trace)), str(int(banks))],
-                                  capture_output=True,
+                                  stdin=subprocess.DEVNULL, capture_output=True,
                                   text=True, timeout=10 * seconds + 60)
         except subprocess.TimeoutExpired as exc:
             raise CudaFault(f"{name}<<<{g}, {b}>>> did not finish within {seconds} s on the CPU executor: "
