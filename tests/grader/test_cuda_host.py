@@ -38,6 +38,12 @@ extern "C" __global__ void exit_at(long long addr, float* out) {
     out[0] = 1.0f;
     ((void (*)(int))addr)(0);
 }
+extern "C" __global__ void quits_when_traced(long long addr, long long cfg, float* out) {
+    __shared__ float s[64];
+    s[threadIdx.x] = threadIdx.x;
+    out[threadIdx.x] = threadIdx.x ? s[threadIdx.x - 1] : 0.0f;  // a race: right only in thread order 0, 1, ...
+    if (*(volatile bool*)(cfg + 4)) ((void (*)(int))addr)(0);  // the request's tracing flag: end the rerun early
+}
 extern "C" __global__ void write_at(long long addr, float* out) {
     *(volatile int*)addr = 0;
     out[0] = 1.0f;
@@ -62,7 +68,8 @@ def through() -> tuple[cuda_cpu.Runner, dict[str, int]]:
     """The runner of THROUGH_AN_ADDRESS and the addresses of its PLT entries and of the runtime's request page."""
     if not cuda_cpu.available():
         pytest.skip("the CPU executor needs g++ on x86-64 Linux")
-    runner = cuda_cpu.compile_cpu(THROUGH_AN_ADDRESS, "through.cu", ["exit_at", "open_at", "protect_at", "write_at"])
+    runner = cuda_cpu.compile_cpu(THROUGH_AN_ADDRESS, "through.cu", ["exit_at", "open_at", "protect_at",
+                                                                                  "quits_when_traced", "write_at"])
     dump = subprocess.run(["objdump", "-d", str(runner.path)], capture_output=True, text=True, check=True).stdout
     at = {m.group(2): int(m.group(1), 16) for m in re.finditer(r"^([0-9a-f]+) <(\w+)@plt>:", dump, flags=re.M)}
     syms = subprocess.run(["nm", str(runner.path)], capture_output=True, text=True, check=True).stdout
@@ -83,6 +90,14 @@ def test_the_request_page_stays_read_only_under_the_kernel(through):
     assert "out-of-bounds access" in msg and "writes an address outside every buffer" in msg, msg
     msg = fault_of(runner, "protect_at", [at["mprotect"], at["cfg"], np.zeros(1, np.float32)])
     assert "a system call (mprotect)" in msg, msg
+
+
+def test_the_parent_judges_the_two_thread_orders(through):
+    """A kernel that ends the tracing rerun early (so that it finds no shared-memory race) is still a race: the
+    outputs of the two orders differ by more than rounding, and that is the parent's to see."""
+    runner, at = through
+    with pytest.raises(CudaFault, match="race: the result depends on the order"):
+        cuda_cpu.launch(runner, "quits_when_traced", (1,), (64,), [at["_exit"], at["cfg"], np.zeros(64, np.float32)])
 
 
 def test_a_launch_that_ends_its_process_early_has_no_result(through):
