@@ -44,6 +44,7 @@ import numpy as np
 
 from grader.core import target
 from grader.core.target import SubmissionError
+from grader.instrument import cu_source
 
 SIM_ENV = "NUMBA_ENABLE_CUDASIM"
 TODO_MACRO = "DRIPSTONE_TODO"
@@ -220,7 +221,10 @@ class CudaSource:
                 raise NotImplementedError(f"{m.group(1)} ({self.label} line {line}, in `{name}`)")
 
     def compile(self, *, arch: str = ARCH, options: Sequence[str] = ()) -> CompiledCu:
-        return _compile_cached(self.text, self.label, arch, tuple(options))
+        """NVRTC's compile of the text the CPU executor compiles too: the same preprocessing (grader.instrument.
+        cu_source refuses what would tell the compilers apart; NVRTC gets the project's macros as g++ does)."""
+        cu_source.check(self.text, self.label)
+        return _compile_cached(cu_source.for_nvrtc(self.text), self.label, arch, tuple(options))
 
 
 @functools.lru_cache(maxsize=64)

@@ -21,10 +21,13 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
 * ``runtime.cpp`` runs one launch per process (a kernel that faults or never returns must not take the
   grader down, and its guard pages and signal handlers are that process's own): the threads of a block
   are fibers that switch only at barriers and warp primitives, one block at a time, deterministically.
-  The grid runs twice, threads in order then in reverse order: a result that depends on the order is a
-  race; a rerun then protects the ``__shared__`` pages and single-steps every access to name the two
-  lines that touch one word with no barrier between them (a missing ``__syncthreads()``).
-  Global buffers have their exact size against PROT_NONE guard pages (the end in the first run, the
+  The grid runs twice, threads in order then in reverse order, each order in a process of its own that :func:`launch`
+  starts and whose outputs it compares: a result that depends on the order is a race; a rerun then protects the
+  ``__shared__`` pages and single-steps every access to name the two lines that touch one word with no barrier
+  between them (a missing ``__syncthreads()``). The launch process decides nothing (THREAT_MODEL.md R3.1): no
+  code of the learner's file runs before its main or after the kernel (:func:`_check_object`,
+  :func:`_check_no_interposition`), and the kernel runs under a seccomp filter with the request on a read-only page.
+  Global buffers have their exact size against PROT_NONE guard pages (the end in the first order, the
   start in the second), static shared arrays are bounds-checked (``-fsanitize=bounds``), so an access
   outside either faults with the kernel's line and the parameter's name. (AddressSanitizer would need
   terabytes of address space; the sandbox allows 6 GiB.) A barrier or warp primitive that not every
@@ -60,6 +63,7 @@ overrides): ~2 s the first time, then only the launch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import math
 import os
@@ -77,6 +81,8 @@ from pathlib import Path
 import numpy as np
 
 from grader.core.target import SubmissionError
+from grader.i18n import _
+from grader.instrument import cu_source
 
 HERE = Path(__file__).with_name("cuda_cpu")
 HEADER = HERE / "dripstone_cuda.h"
@@ -89,12 +95,14 @@ EXECUTOR = "CPU executor (g++ fibers)"  # what the scoreboard names when a .cu k
 CXX = "g++"
 FLAGS = ("-std=c++17", "-gdwarf-4", "-O2", "-ffp-contract=off", "-fsanitize=bounds", "-fno-sanitize-recover=all",
          "-no-pie", "-w")
+# the link: no sanitizer library (the runtime reports -fsanitize=bounds' faults itself, __ubsan_handle_out_of_bounds)
+LINK_FLAGS = tuple(f for f in FLAGS if not f.startswith(("-fsanitize", "-fno-sanitize")))
 # __shared__ variables on pages of their own, far from the runtime's data: race tracing protects those pages
 LINK_SHARED_APART = "-Wl,--section-start=dripstone_smem=0x40000000"
-SCHEDULES = 2  # thread orders per launch: 0, 1, ... then ..., 1, 0
+SCHEDULES = 2  # thread orders per launch, one process each: 0, 1, ... then ..., 1, 0
 DEFAULT_LIMIT_S = 30
 PRINTF_CAP = 1 << 20  # the runtime's cap on a launch's printf output (a GPU's default printf buffer)
-REVISION = "2"  # of what this file does to a source before g++ (part of the cache key)
+REVISION = "5"  # of what this file does to a source before g++ and checks in its object (part of the cache key)
 
 
 class CudaFault(AssertionError):
@@ -285,19 +293,154 @@ def _place_shared(obj: Path, names: set[str], label: str) -> None:
             raise RuntimeError(f"objcopy could not move {label}'s template __shared__ arrays:\n{done.stderr}")
 
 
+# What a learner's object (launch.o: the .cu and the kernel table) may hold and call. Device code runs inside a
+# launch: no section of code that runs before main or after the kernel (constructors, destructors), no call the
+# CUDA model lacks (files, processes, signals, memory maps, the dynamic loader): the link is refused with the name.
+_SECTIONS = re.compile(r"(\.rela)?(\.text|\.data|\.bss|\.rodata|\.tbss|\.tdata|\.debug_|\.eh_frame|\.gcc_except_table"
+                       r"|\.note|\.comment|\.group|\.symtab|\.strtab|\.shstrtab|\.llvm_addrsig|dripstone_smem)")
+_RUN_BEFORE_OR_AFTER = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors", ".init", ".fini")
+# calls device code may make besides the math library (libm): memory, printf, assert, new/delete, and the language's
+# own runtime support (function-local statics, the stack protector, unwinding, the bounds check)
+_CALLS = frozenset({
+    "memcpy", "memset", "memmove", "memcmp", "printf", "puts", "putchar", "vprintf", "__printf_chk", "__vprintf_chk",
+    "malloc", "free", "__assert_fail", "_Znwm", "_Znam", "_ZdlPv", "_ZdlPvm", "_ZdaPv", "_ZdaPvm",
+    "__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort", "__stack_chk_fail", "__gxx_personality_v0",
+    "_Unwind_Resume", "__cxa_begin_catch", "__cxa_end_catch", "_ZSt9terminatev", "__cxa_pure_virtual",
+    "_GLOBAL_OFFSET_TABLE_", "threadIdx", "blockIdx", "blockDim", "gridDim", "dripstone_syncthreads",
+    "dripstone_syncthreads_count", "dripstone_warp_op", "dripstone_activemask", "dripstone_trap"})
+_CALL_PREFIXES = ("__ubsan_handle_",)
+_BANK_CALL_PREFIXES = ("__tsan_",)
+
+
+def _tool_lines(*cmd: str) -> list[str]:
+    done = subprocess.run(list(cmd), capture_output=True, text=True, timeout=60)
+    if done.returncode:
+        raise RuntimeError(f"{cmd[0]} failed: {done.stderr}")
+    return done.stdout.splitlines()
+
+
+@functools.cache
+def _libm() -> frozenset[str]:
+    """The functions of the C math library (what device code's math calls become)."""
+    path = subprocess.run([CXX, "-print-file-name=libm.so.6"], capture_output=True, text=True, timeout=60).stdout
+    out = set()
+    for row in _tool_lines("nm", "-D", "--defined-only", path.strip()):
+        f = row.split()
+        if len(f) >= 3 and f[1] in "TtWwi":
+            out.add(f[2].split("@")[0])
+    return frozenset(out)
+
+
+def _line_naming(text: str, word: str) -> str:
+    """`` at line N (`code`)`` for the first line of ``text`` that names ``word``, else ""."""
+    for n, row in enumerate(text.splitlines(), 1):
+        if re.search(rf"\b{re.escape(word)}\b", re.sub(r"//.*", "", row)):
+            return _(" at line {line} (`{code}`)").format(line=n, code=row.strip())
+    return ""
+
+
+def _demangle(names: Sequence[str]) -> list[str]:
+    done = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, timeout=60)
+    out = done.stdout.splitlines()
+    return out if len(out) == len(names) else list(names)
+
+
+def _check_object(obj: Path, label: str, text: str, *, banks: bool) -> None:
+    """Refuse a learner's object with code that runs outside a kernel launch or calls what the CUDA model lacks."""
+    sections = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", "\n".join(_tool_lines("readelf", "-SW", str(obj))), flags=re.M)
+    for sec in sections:
+        if sec == "NULL" or _SECTIONS.match(sec):
+            continue
+        if sec.removeprefix(".rela").startswith(_RUN_BEFORE_OR_AFTER):
+            raise CpuCompileError(_(
+                "{label}: code that runs outside a kernel launch (section {section}: a global object with a "
+                "constructor or destructor, a global initialized by a function call, [[gnu::constructor]] or "
+                "[[gnu::destructor]]): on a GPU only kernels run; initialize with constants, or do the work in a "
+                "kernel").format(label=label, section=sec) )
+        raise CpuCompileError(_(
+            "{label}: the CPU executor does not run an object file with a section named {section}: keep device code "
+            "in ordinary functions and variables (no section attributes)").format(label=label, section=sec))
+    resolved_at_load = sorted(n for n, kind in _defined_globals(obj, local=True).items() if kind == "i")
+    if resolved_at_load:  # an indirect function: the dynamic loader runs its resolver before main
+        names = _demangle(resolved_at_load)
+        raise CpuCompileError(_(
+            "{label}: {names} is an indirect function (ifunc), whose resolver the loader runs before any kernel: on "
+            "a GPU only kernels run; call the function you mean directly").format(
+                label=label, names=", ".join(f"`{n}`" for n in names)))
+    allowed = _CALLS | _libm() | set(extern_shared(text))
+    prefixes = _CALL_PREFIXES + (_BANK_CALL_PREFIXES if banks else ())
+    refused = [n for n in (r.split()[-1] for r in _tool_lines("nm", "-u", str(obj)) if r.strip())
+               if n not in allowed and not n.startswith(prefixes)]
+    if refused:
+        names = _demangle(refused)
+        first = names[0].split("(")[0].rsplit("::", 1)[-1]
+        raise CpuCompileError(_(
+            "{label}: calls {names}{where}: a kernel on a GPU cannot call host functions (files, processes, signals, "
+            "memory maps, the C++ library's I/O); the CPU executor runs device code only: compute in the kernel with "
+            "the CUDA model's functions (math, memcpy/memset, printf)").format(
+                label=label, names=", ".join(f"`{n}`" for n in names), where=_line_naming(text, first)))
+
+
+def _drop_constructors(obj: Path) -> None:
+    """The bank build: remove -fsanitize=thread's module constructor (it calls __tsan_init; the runner is told on its
+    command line that it counts bank conflicts), and with it any other code that would run before main."""
+    sections = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", "\n".join(_tool_lines("readelf", "-SW", str(obj))), flags=re.M)
+    drop = [sec for sec in sections if sec.removeprefix(".rela").startswith(_RUN_BEFORE_OR_AFTER)]
+    if drop:
+        _tool_lines("objcopy", *(f"--remove-section={sec}" for sec in drop), str(obj))
+
+
+def _defined_globals(path: Path, *, dynamic: bool = False, local: bool = False) -> dict[str, str]:
+    """{symbol: nm type letter} of the global symbols ``path`` defines (``local``: and its local ones)."""
+    out = {}
+    for row in _tool_lines("nm", *(["-D"] if dynamic else []), "--defined-only", str(path)):
+        f = row.split()
+        if len(f) >= 3 and (local or f[1].isupper() or f[1] in "iuvw"):  # i: an indirect function (memcmp)
+            out[f[2].split("@")[0]] = f[1]
+    return out
+
+
+@functools.cache
+def _library_symbols(paths: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(n for p in paths for n in _defined_globals(Path(p), dynamic=True))
+
+
+def _check_no_interposition(obj: Path, runner: Path, label: str, text: str) -> None:
+    """Refuse a learner's object that defines a symbol of the runtime or of a library the runner loads: an executable's
+    definition replaces the library's for every caller (the runtime's memcmp, write, operator new...), so the
+    learner's code would run inside the runtime's own work, outside any kernel."""
+    loaded = "\n".join(_tool_lines("ldd", str(runner)))
+    libs = tuple(sorted(m.group(1) for m in re.finditer(r"=>\s+(\S+)\s+\(", loaded)))
+    theirs = _library_symbols(libs)
+    runtime = _defined_globals(_runtime_object())
+    ours = _defined_globals(obj)
+    clash = sorted(n for n, kind in ours.items() if n != "dripstone_kernels" and (
+        n in theirs or (n in runtime and kind not in "uvwVW")))
+    if clash:
+        names = _demangle(clash)
+        raise CpuCompileError(_(
+            "{label}: defines {names}{where}, which the C/C++ library or the CPU executor's runtime defines too: the "
+            "file's definition would replace theirs and run outside the kernel; give it another name").format(
+                label=label, names=", ".join(f"`{n}`" for n in names),
+                where=_line_naming(text, names[0].split("(")[0].rsplit("::", 1)[-1])))
+
+
 def compile_cpu(text: str, label: str, kernels: Sequence[str], *, banks: bool = False) -> Runner:
     """Compile a .cu source for the CPU executor (cached by hash); CpuCompileError names the line.
 
     ``banks``: the build that counts shared-memory bank conflicts (:func:`bank_conflicts`)."""
     name = Path(label).name
+    cu_source.check(text, label, cpu=True)
     final = cache_root() / digest(_executor_digest(), text, label, *sorted(kernels), *(BANK_FLAGS if banks else ()))
     if not (final / "runner").is_file():
         runtime = _runtime_object()
         with fresh_dir(final) as tmp:
             (tmp / name).write_text(executor_text(text))
-            regs = "".join(f'static bool dripstone_k{i} = dripstone::add("{k}", &{k});\n'
-                           for i, k in enumerate(kernels))
-            (tmp / "launch.cpp").write_text(f'#include "{name}"\n{regs}')
+            # one line per kernel from line 2 (_struct_argument_error reads the kernel from the line): constant data
+            table = "".join(f'{{"{k}", &dripstone::Kernel<&{k}>::invoke, dripstone::Kernel<&{k}>::signature}},\n'
+                            for k in kernels)
+            (tmp / "launch.cpp").write_text(f'#include "{name}"\nextern "C" const dripstone::Entry '
+                                            f'dripstone_kernels[] = {{\n{table}{{nullptr, nullptr, nullptr}}}};\n')
             sources = ["launch.cpp"]
             dynamic = extern_shared(text)
             if dynamic:  # `extern __shared__` needs a definition elsewhere (another file: its type is ours)
@@ -311,11 +454,17 @@ def compile_cpu(text: str, label: str, kernels: Sequence[str], *, banks: bool = 
             if done.returncode:
                 raise CpuCompileError(_compile_error(done.stderr, name, label, text, kernels))
             _place_shared(tmp / "launch.o", shared_names(text), label)
+            if banks:
+                _drop_constructors(tmp / "launch.o")
+            _check_object(tmp / "launch.o", label, text, banks=banks)
             objs = [Path(f).with_suffix(".o").name for f in sources]
-            cmd = [CXX, *FLAGS, *objs, str(runtime), LINK_SHARED_APART, "-o", "runner"]
+            # the runtime first: where the learner's object and the runtime both instantiate a template, the
+            # runtime's copy is the one kept
+            cmd = [CXX, *LINK_FLAGS, str(runtime), *objs, LINK_SHARED_APART, "-o", "runner"]
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
             if done.returncode:
                 raise CpuCompileError(_compile_error(done.stderr, name, label, text, kernels))
+            _check_no_interposition(tmp / "launch.o", tmp / "runner", label, text)
     final_source = final / name
     return Runner(final / "runner", final_source, label, text)
 
@@ -387,7 +536,9 @@ def _struct_argument_error(log: str, label: str, text: str, kernels: Sequence[st
     at = re.search(r"launch\.cpp:(\d+):\d+:\s+required from here", log)
     size = re.search(r"\((\d+) <= 8\)", log)
     type_text = t.group(1).strip() if t else "struct"
-    kernel = kernels[int(at.group(1)) - 2] if at and 0 <= int(at.group(1)) - 2 < len(kernels) else None
+    named = re.search(r"void \(\* F\)\(A \.\.\.\) = (\w+)", log)
+    kernel = named.group(1) if named else (
+        kernels[int(at.group(1)) - 3] if at and 0 <= int(at.group(1)) - 3 < len(kernels) else None)
     nbytes = f" of {size.group(1)} bytes" if size else ""
     found = _param_of_type(text, kernel, re.findall(r"\w+", type_text)[-1]) if kernel else None
     lines = text.splitlines()
@@ -430,30 +581,116 @@ def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int],
            shared_bytes: int = 0) -> None:
     """Run ``name`` on the CPU executor; tensor and array arguments get the kernel's writes, as on a GPU.
 
-    ``shared_bytes``: the launch's dynamic shared memory (its ``extern __shared__`` arrays)."""
+    Each thread order runs in a process of its own, told its order on its command line before any of the learner's
+    code runs; this function compares their outputs (a launch process decides nothing: it holds no other order to
+    skip, no comparison to rewrite). ``shared_bytes``: the launch's dynamic shared memory (``extern __shared__``)."""
     g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
     seconds = _limit_s()
-    kinds = [_arg_kind(a) for a in args]
+    request = _request(name, g, b, seconds, shared_bytes, args)
+    first = _launch_once(runner, request, name, g, b, seconds, args, schedule=0)
+    second = _launch_once(runner, request, name, g, b, seconds, args, schedule=1)
+    differs = _first_difference(first.outputs, second.outputs)
+    if differs is not None:  # the thread orders disagree: find the two lines that race
+        traced = _launch_once(runner, request, name, g, b, seconds, args, schedule=0, trace=True, check=False)
+        if traced.done.returncode == 5:
+            raise CudaFault(_fault_message(runner, name, g, b, traced.done, list(args)))
+        # no shared-memory race and outputs that differ by rounding only (float atomics add in thread order):
+        # accepted; the parent judges the rounding on the outputs, the traced process only names the lines
+        if traced.done.returncode != 0 or not _rounding_only(first.outputs, second.outputs, request[1]):
+            buffer, offset = differs
+            params = [i for i, a in enumerate(args) if _is_buffer(a)]
+            raise CudaFault(_fault_message(runner, name, g, b, subprocess.CompletedProcess(
+                [], 4, f"RACE {params[buffer]} {offset}\n", ""), list(args)))
+    outs = iter(first.outputs)
+    for a in args:
+        if _is_buffer(a):
+            _copy_back(a, next(outs))
+
+
+def _request(name: str, g: tuple, b: tuple, seconds: int, shared_bytes: int,
+             args: Sequence[object]) -> tuple[str, list[np.ndarray]]:
+    """The launch as the runner reads it (``request``: kernel, grid, block, limit, dynamic shared memory, then one
+    row per argument) and the input buffers (``in<i>.bin``)."""
+    rows, buffers = [f"{name} {' '.join(map(str, g))} {' '.join(map(str, b))} {seconds} {shared_bytes}"], []
+    for kind, value, arr in (_arg_kind(a) for a in args):
+        rows.append(f"{kind} {value}")
+        if arr is not None:
+            buffers.append(arr)
+    return "\n".join(rows) + "\n", buffers
+
+
+@dataclass
+class _Run:
+    done: subprocess.CompletedProcess
+    outputs: list[bytes]
+
+
+def _launch_once(runner: Runner, request: tuple[str, list[np.ndarray]], name: str, g: tuple, b: tuple, seconds: int,
+                 args: Sequence[object], *, schedule: int, trace: bool = False, check: bool = True,
+                 banks: bool = False) -> _Run:
+    """One process, one thread order, in a folder of its own made for it (an earlier run cannot have touched it).
+    ``check``: a fault raises CudaFault; so does a process that exits without every output buffer whole."""
+    text, buffers = request
     with tempfile.TemporaryDirectory(prefix="dripstone-cu-") as d:
-        rows, buffers = [], []
-        for kind, value, arr in kinds:
-            rows.append(f"{kind} {value}")
-            if arr is not None:
-                arr.tofile(f"{d}/in{len(buffers)}.bin")
-                buffers.append(arr)
-        shape = f"{name} {' '.join(map(str, g))} {' '.join(map(str, b))} {seconds}"
-        done = _run(runner, d, f"{shape} {SCHEDULES} 0 {shared_bytes}", rows, name, g, b, seconds)
-        if done.returncode == 4:  # the thread orders disagree: find the two lines that race
-            traced = _run(runner, d, f"{shape} 1 1 {shared_bytes}", rows, name, g, b, seconds)
-            if traced.returncode in (0, 5):  # 0: no shared-memory race, an order-dependent rounding (atomics): accepted
-                done = traced
-        _show_printf(Path(d, "printf.txt"))
+        Path(d, "request").write_text(text)
+        for i, arr in enumerate(buffers):
+            arr.tofile(f"{d}/in{i}.bin")
+        try:  # the runner stops itself after `seconds` of CPU time; the wall-clock limit only backs that up
+            done = subprocess.run([str(runner.path), d, str(schedule), str(int(trace)), str(int(banks))],
+                                  stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, timeout=10 * seconds + 60)
+        except subprocess.TimeoutExpired as exc:
+            raise CudaFault(f"{name}<<<{g}, {b}>>> did not finish within {seconds} s on the CPU executor: "
+                            "an endless loop?") from exc
+        if schedule == 0 and not trace and not banks:
+            _show_printf(Path(d, "printf.txt"))
+        outputs = []
+        for i in range(len(buffers)):
+            with contextlib.suppress(OSError):
+                outputs.append(Path(d, f"out{i}.bin").read_bytes())
+        if not check:
+            return _Run(done, outputs)
         if done.returncode:
             raise CudaFault(_fault_message(runner, name, g, b, done, list(args)))
-        outs = iter(range(len(buffers)))
-        for a in args:
-            if _is_buffer(a):
-                _copy_back(a, Path(d, f"out{next(outs)}.bin"))
+        whole = len(outputs) == len(buffers) and all(len(o) == a.nbytes for o, a in zip(outputs, buffers, strict=True))
+        if not whole or not re.search(r"^OK$", done.stdout, flags=re.M):
+            raise CudaFault(f"{name}<<<grid {g}, block {b}>>> on the CPU executor: the launch process ended (exit "
+                            f"status {done.returncode}) before the kernel returned and its outputs were written: "
+                            "a kernel ends by returning, not by ending the process")
+        return _Run(done, outputs)
+
+
+ROUNDING = 1e-3  # how far two thread orders' float outputs may differ and still be one result (atomics' rounding)
+
+
+def _rounding_only(first: list[bytes], second: list[bytes], buffers: list[np.ndarray]) -> bool:
+    """Whether two runs' outputs differ only as float sums added in another order do: integer buffers equal, float
+    buffers with the same NaNs and infinities and each element within ROUNDING of the larger magnitude (or of a
+    thousandth of the buffer's largest)."""
+    for x, y, arr in zip(first, second, buffers, strict=True):
+        if x == y:
+            continue
+        if arr.dtype.kind != "f":
+            return False
+        a = np.frombuffer(x, arr.dtype).astype(np.float64)
+        b = np.frombuffer(y, arr.dtype).astype(np.float64)
+        finite = np.isfinite(a)
+        if not np.array_equal(finite, np.isfinite(b)) or not np.array_equal(a[~finite], b[~finite], equal_nan=True):
+            return False
+        a, b = a[finite], b[finite]
+        scale = max(float(np.abs(a).max(initial=0.0)), float(np.abs(b).max(initial=0.0)))
+        if np.any(np.abs(a - b) > ROUNDING * (np.maximum(np.abs(a), np.abs(b)) + 1e-3 * scale)):
+            return False
+    return True
+
+
+def _first_difference(first: list[bytes], second: list[bytes]) -> tuple[int, int] | None:
+    """(buffer, byte offset) of the first byte where two runs' outputs differ, or None."""
+    for p, (x, y) in enumerate(zip(first, second, strict=True)):
+        if x != y:
+            a, c = np.frombuffer(x, np.uint8), np.frombuffer(y, np.uint8)
+            return p, int(np.flatnonzero(a != c)[0])
+    return None
 
 
 @dataclass(frozen=True)
@@ -526,17 +763,8 @@ def bank_conflicts(text: str, label: str, name: str, grid: Sequence[int], block:
     runner = compile_cpu(text, label, kernels, banks=True)
     g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
     seconds = _limit_s()
-    with tempfile.TemporaryDirectory(prefix="dripstone-cu-banks-") as d:
-        rows, n = [], 0
-        for kind, value, arr in (_arg_kind(a) for a in args):
-            rows.append(f"{kind} {value}")
-            if arr is not None:
-                arr.tofile(f"{d}/in{n}.bin")
-                n += 1
-        shape = f"{name} {' '.join(map(str, g))} {' '.join(map(str, b))} {seconds}"
-        done = _run(runner, d, f"{shape} 1 0 {shared_bytes}", rows, name, g, b, seconds)
-        if done.returncode:
-            raise CudaFault(_fault_message(runner, name, g, b, done, list(args)))
+    request = _request(name, g, b, seconds, shared_bytes, args)
+    done = _launch_once(runner, request, name, g, b, seconds, args, schedule=0, banks=True).done
     return _parse_banks(runner, name, done.stdout)
 
 
@@ -595,33 +823,32 @@ def _lines_of_pcs(runner: Runner, pcs: list[int]) -> dict[int, list[int]]:
     return out
 
 
-def _run(runner: Runner, d: str, head: str, rows: list[str], name: str, g: tuple, b: tuple,
-         seconds: int) -> subprocess.CompletedProcess:
-    Path(d, "request").write_text("\n".join([head, *rows]) + "\n")
-    try:
-        # the runner stops itself after `seconds` of CPU time; the wall-clock limit only backs that up
-        return subprocess.run([str(runner.path), d], capture_output=True, text=True, timeout=10 * seconds + 60)
-    except subprocess.TimeoutExpired as exc:
-        raise CudaFault(f"{name}<<<{g}, {b}>>> did not finish within {seconds} s on the CPU executor: "
-                        "an endless loop?") from exc
-
-
 def _is_buffer(a: object) -> bool:
     import torch
 
     return isinstance(a, torch.Tensor | np.ndarray)
 
 
-def _copy_back(a: object, path: Path) -> None:
+def _copy_back(a: object, data: bytes) -> None:
     import torch
 
     if isinstance(a, torch.Tensor):
-        host = np.fromfile(path, dtype=a.detach().cpu().numpy().dtype).reshape(tuple(a.shape))
+        host = np.frombuffer(data, dtype=a.detach().cpu().numpy().dtype).reshape(tuple(a.shape))
         with torch.no_grad():
-            a.copy_(torch.from_numpy(host))
+            a.copy_(torch.from_numpy(host.copy()))
     else:
-        host = np.fromfile(path, dtype=a.dtype).reshape(a.shape)
+        host = np.frombuffer(data, dtype=a.dtype).reshape(a.shape)
         np.copyto(a, host)
+
+
+# x86-64 system call numbers a refused call is most likely to be (the launch's SIGSYS reports the number)
+_SYSCALLS = {0: "read", 1: "write", 2: "open", 3: "close", 4: "stat", 5: "fstat", 8: "lseek", 9: "mmap",
+             10: "mprotect", 11: "munmap", 13: "rt_sigaction", 14: "rt_sigprocmask", 16: "ioctl", 17: "pread64",
+             18: "pwrite64", 25: "mremap", 28: "madvise", 32: "dup", 33: "dup2", 37: "alarm", 38: "setitimer",
+             41: "socket", 42: "connect", 56: "clone", 57: "fork", 58: "vfork", 59: "execve", 62: "kill",
+             82: "rename", 87: "unlink", 89: "readlink", 101: "ptrace", 157: "prctl", 200: "tkill",
+             222: "timer_create", 234: "tgkill", 257: "openat", 262: "newfstatat", 263: "unlinkat", 310:
+             "process_vm_readv", 311: "process_vm_writev", 317: "seccomp", 322: "execveat", 435: "clone3"}
 
 
 def _fault_message(runner: Runner, name: str, g: tuple, b: tuple, done: subprocess.CompletedProcess,
@@ -648,6 +875,13 @@ def _fault_text(runner: Runner, name: str, g: tuple, b: tuple, done: subprocess.
             place = runner.at(lines[0]) if lines else f"{runner.label} (line unknown)"
         else:
             place = runner.at(int(where)) if int(where) > 0 else runner.label
+        if kind == "syscall":
+            number = int(msg.split()[0]) if msg.split() and msg.split()[0].isdigit() else -1
+            call = _SYSCALLS.get(number, f"number {number}")
+            return _("{launch} on the CPU executor: a system call ({call}) at {place}: a kernel on a GPU has no files, "
+                     "processes, signals or memory maps, and the CPU executor's launch process refuses every system "
+                     "call but writing what it opened for the launch and growing memory: compute in the kernel, "
+                     "with the CUDA model's functions").format(launch=launch, call=call, place=place)
         cause = {"memory": "out-of-bounds access", "timeout": "a kernel that never returns",
                  "divergence": "divergence", "warp": "warp primitive misuse", "trap": "trap",
                  "launcher": "launch", "resources": "resources", "deadlock": "deadlock"}.get(kind, kind)

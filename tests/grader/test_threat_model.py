@@ -22,7 +22,7 @@ DOC = REPO_ROOT / "grader" / "THREAT_MODEL.md"
 ENTRY = re.compile(r"^### (R\d+\.\d+[a-z]?) (.+)$", re.M)
 STATUS = re.compile(r"^\*\*Status:\*\* (.+)$", re.M)
 CODE = re.compile(r"`([^`\n]+)`")
-REF = re.compile(r"(?:tests|grader)/[\w./-]+\.(?:py|md)(?:::[\w.\[\]-]+)*")
+REF = re.compile(r"(?:tests|grader)/[\w./-]+\.(?:py|md|cu|cpp)(?:::[\w.\[\]-]+)*")
 STATUSES = ("DEFENDED", "PARTLY DEFENDED", "OPEN")
 COUNT = re.compile(r"^Count: (\d+) classes; (\d+) DEFENDED, (\d+) PARTLY DEFENDED .*?, (\d+) OPEN", re.M)
 
@@ -63,7 +63,8 @@ def parse(text: str) -> list[Entry]:
 
 
 def is_corpus(path: str) -> bool:
-    return path.startswith("tests/grader/cheats/") or bool(re.fullmatch(r"tests/\w+/known_wrong/tamper_\w+\.py", path))
+    return (path.startswith("tests/grader/cheats/")
+            or bool(re.fullmatch(r"tests/\w+/known_wrong/tamper_\w+\.(py|cu)", path)))
 
 
 def is_test(ref: str) -> bool:
@@ -144,7 +145,8 @@ def test_round_3s_nine_classes_are_listed():
 def test_every_cheat_and_tampering_file_belongs_to_a_class():
     cited = {r for e in parse(DOC.read_text()) for r in e.refs}
     corpus = [*sorted((REPO_ROOT / "tests" / "grader" / "cheats").glob("*.py")),
-              *sorted((REPO_ROOT / "tests").glob("*/known_wrong/tamper_*.py"))]
+              *sorted((REPO_ROOT / "tests").glob("*/known_wrong/tamper_*.py")),
+              *sorted((REPO_ROOT / "tests").glob("*/known_wrong/tamper_*.cu"))]
     assert len(corpus) >= 56
     unclassed = [str(p.relative_to(REPO_ROOT)) for p in corpus if str(p.relative_to(REPO_ROOT)) not in cited]
     assert not unclassed, ("cite each under the class it attacks in grader/THREAT_MODEL.md (Tests row): "

@@ -19,7 +19,6 @@
 #include <climits>
 #include <cfloat>
 
-#define DRIPSTONE_CPU 1
 #define __global__
 #define __device__
 #define __host__
@@ -201,8 +200,6 @@ using std::isfinite;
 // ---- kernel registration (the launcher's generated file, after the learner's source) ----------------
 #include <type_traits>
 #include <utility>
-extern "C" void dripstone_register(const char* name, void* fn, void (*invoke)(void*, const unsigned long long*),
-                                   const char* signature);
 namespace dripstone {
 template <class T> constexpr char kind_of() {
     if (std::is_pointer<T>::value) return 'p';
@@ -225,15 +222,20 @@ template <class T> inline T arg_of(unsigned long long s) {
         return v;
     }
 }
-template <class... A> struct Launch {
-    template <size_t... I> static void call(void* fn, const unsigned long long* s, std::index_sequence<I...>) {
-        reinterpret_cast<void (*)(A...)>(fn)(arg_of<A>(s[I])...);
-    }
-    static void invoke(void* fn, const unsigned long long* s) { call(fn, s, std::index_sequence_for<A...>{}); }
+// The launcher's table of kernels (launch.cpp, generated after the learner's source): constant data, so that no
+// code runs before main (the learner's object has no static constructor: the runtime installs its limits first).
+using Invoker = void (*)(const unsigned long long* slots);
+struct Entry {
+    const char* name;
+    Invoker invoke;
+    const char* signature;  // "pif": pointer, int, float, one letter per parameter
 };
-template <class... A> inline bool add(const char* name, void (*fn)(A...)) {
-    static const char sig[] = {kind_of<A>()..., '\0'};
-    dripstone_register(name, reinterpret_cast<void*>(fn), &Launch<A...>::invoke, sig);
-    return true;
-}
+template <auto F> struct Kernel;
+template <class... A, void (*F)(A...)> struct Kernel<F> {
+    static constexpr char signature[] = {kind_of<A>()..., '\0'};
+    template <size_t... I> static void call(const unsigned long long* s, std::index_sequence<I...>) {
+        F(arg_of<A>(s[I])...);
+    }
+    static void invoke(const unsigned long long* s) { call(s, std::index_sequence_for<A...>{}); }
+};
 }  // namespace dripstone

@@ -1,15 +1,17 @@
 // Dripstone's CPU executor for CUDA C++: the scheduler and the launcher (see dripstone_cuda.h).
 //
-// One process runs one launch: `runner REQUEST_DIR`. REQUEST_DIR/request holds the kernel, the grid,
-// the block and the arguments; buffer i comes from in<i>.bin and goes back as out<i>.bin. Each block
-// runs as blockDim fibers that switch only at __syncthreads(), warp primitives and __syncwarp(), in
-// thread order 0, 1, ... (schedule 0), then the whole grid again from the same inputs in reverse
-// order (schedule 1): a kernel whose result depends on the order has a race (a missing barrier).
+// One process runs one launch in one thread order: `runner REQUEST_DIR SCHEDULE TRACE BANKS`. REQUEST_DIR/request
+// holds the kernel, the grid, the block and the arguments; buffer i comes from in<i>.bin and goes back as
+// out<i>.bin. Each block runs as blockDim fibers that switch only at __syncthreads(), warp primitives and
+// __syncwarp(), in thread order 0, 1, ... (schedule 0) or in reverse order (schedule 1); the parent runs both
+// orders, each in a process of its own, and compares: a kernel whose result depends on the order has a race.
 // Global buffers sit against PROT_NONE guard pages (schedule 0: the end, schedule 1: the start), so
 // an access past either end faults; the SIGSEGV handler reports the instruction, the address and
 // the thread; a launch that runs past its CPU-time limit is stopped where it is. Faults are lines "FAULT <kind> <line> <message>" on stdout; then exit status 3.
+// Refused system calls are "FAULT syscall pc=<pc> <number>" (install_limits).
 // The kernels' own printf goes to REQUEST_DIR/printf.txt (schedule 0 of an untraced launch only, cut at 1 MiB as a
 // GPU's printf buffer): `stdout` is a stream of ours, the protocol's lines go to the process's stdout (`proto`).
+#include <cerrno>
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
@@ -20,8 +22,15 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <cstddef>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <malloc.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -30,19 +39,18 @@
 
 uint3 threadIdx, blockIdx;
 dim3 blockDim, gridDim;
+extern "C" const dripstone::Entry dripstone_kernels[];  // launch.cpp's table, ended by a null name
 
 namespace ds {
 
-using Invoker = void (*)(void* fn, const unsigned long long* slots);
-struct Kernel {
-    void* fn;
-    Invoker invoke;
-    std::string signature;  // "pif": pointer, int, float, one letter per parameter
+// What the parent asked for (the thread order, race tracing): set by main before the first instruction of the
+// learner's code runs, then on a read-only page the seccomp filter keeps read-only (no mprotect, munmap or fixed
+// mmap of it): a kernel can read it, not change it.
+struct alignas(4096) Config {
+    int schedule;  // 0: threads in order 0, 1, ...; 1: in reverse order
+    bool trace;    // race tracing: every access to __shared__ variables is recorded
 };
-std::map<std::string, Kernel>& kernels() {
-    static std::map<std::string, Kernel> k;
-    return k;
-}
+Config cfg;
 
 enum State { READY, AT_BARRIER, AT_WARP, DONE };
 struct Fiber {
@@ -61,9 +69,8 @@ constexpr size_t STACK = 256 * 1024;
 std::vector<Fiber> fibers;
 int current = -1;
 void* scheduler_sp = nullptr;
-const Kernel* running = nullptr;
+const dripstone::Entry* running = nullptr;
 const unsigned long long* slots = nullptr;
-int schedule = 0;
 size_t page = 4096;
 
 FILE* proto = stdout;  // the launcher's protocol (FAULT, RACE, BANK, OK lines); main points `stdout` elsewhere
@@ -145,19 +152,20 @@ void yield_to_scheduler() {
 }
 
 extern "C" void ds_fiber_main() {
-    running->invoke(running->fn, slots);
+    running->invoke(slots);
     fibers[current].state = DONE;
     yield_to_scheduler();
     __builtin_trap();
 }
 
+void alloc_stack(Fiber& f) {  // a guard page under each stack: an overflow faults instead of corrupting a neighbour
+    char* m = (char*)mmap(nullptr, STACK + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) fault("resources", 0, "cannot allocate fiber stacks (%zu threads)", fibers.size());
+    mprotect(m, page, PROT_NONE);
+    f.stack = m + page;
+}
+
 void init_fiber(Fiber& f) {
-    if (!f.stack) {  // a guard page under each stack: an overflow faults instead of corrupting a neighbour
-        char* m = (char*)mmap(nullptr, STACK + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) fault("resources", 0, "cannot allocate fiber stacks (%zu threads)", fibers.size());
-        mprotect(m, page, PROT_NONE);
-        f.stack = m + page;
-    }
     unsigned long long* top = (unsigned long long*)(f.stack + STACK);  // 16-aligned
     top[-1] = (unsigned long long)&ds_trampoline;                     // ret address: rsp = top after ret
     top[-2] = 0;                                                       // rbp
@@ -171,7 +179,6 @@ void init_fiber(Fiber& f) {
 // ---- race tracing (a rerun after the thread orders disagreed): every access to __shared__ variables
 // faults on a PROT_NONE page, is recorded, then single-stepped. Two accesses to one word by different
 // threads, one a write, with no __syncthreads() between them (nor a warp primitive, within a warp) race.
-bool tracing = false;
 int block_epoch = 0;
 std::vector<int> warp_epoch;
 struct Access {
@@ -189,7 +196,7 @@ extern "C" char __stop_dripstone_smem[] __attribute__((weak));
 char* smem_lo() { return (char*)((uintptr_t)__start_dripstone_smem & ~(uintptr_t)4095); }
 size_t smem_len() { return ((uintptr_t)__stop_dripstone_smem + 4095 & ~(uintptr_t)4095) - (uintptr_t)smem_lo(); }
 void protect_shared(bool on) {
-    if (tracing && __start_dripstone_smem != __stop_dripstone_smem)
+    if (cfg.trace && __start_dripstone_smem != __stop_dripstone_smem)
         mprotect(smem_lo(), smem_len(), on ? PROT_NONE : PROT_READ | PROT_WRITE);
 }
 
@@ -222,7 +229,7 @@ void record_access(const char* addr, bool write, unsigned long long pc) {
 // lanes that take the same path is their k-th shared access. One group is one warp request: 32 banks of
 // 4 B, lanes on one 4-byte word share it (broadcast); its degree is the most distinct words one bank serves
 // (8-byte accesses: per half-warp; 16-byte: per quarter-warp, the phases a GPU serves them in).
-bool banks = false;  // set by __tsan_init, which only the instrumented build calls
+bool banks = false;  // the bank build's runner, told so on its command line (main)
 struct SharedAccess {
     unsigned long long pc;
     uintptr_t addr;
@@ -384,7 +391,7 @@ bool resolve_warp(int w, int nthreads) {
         Fiber& f = fibers[first + l];
         if (f.state == AT_WARP && !(f.mask & ~waiting)) f.state = READY;
     }
-    if (moved && tracing) ++warp_epoch[w];
+    if (moved && cfg.trace) ++warp_epoch[w];
     return moved;
 }
 
@@ -436,7 +443,7 @@ void run_block(int nthreads) {
     for (;;) {
         bool ran = false;
         for (int k = 0; k < nthreads; ++k) {
-            const int i = schedule == 0 ? k : nthreads - 1 - k;
+            const int i = cfg.schedule == 0 ? k : nthreads - 1 - k;
             if (fibers[i].state == READY) {
                 run_fiber(i);
                 ran = true;
@@ -478,11 +485,6 @@ void run_block(int nthreads) {
 }  // namespace ds
 
 using namespace ds;
-
-extern "C" void dripstone_register(const char* name, void* fn, void (*invoke)(void*, const unsigned long long*),
-                                   const char* signature) {
-    kernels()[name] = Kernel{fn, invoke, signature};
-}
 
 extern "C" void dripstone_syncthreads(int line) { dripstone_syncthreads_count(0, line, 0); }
 
@@ -532,7 +534,7 @@ extern "C" void dripstone_trap(const char* what, int line) {
 
 // The hooks g++ -fsanitize=thread calls (the bank-conflict build; the other builds never call them).
 extern "C" {
-void __tsan_init() { banks = true; }
+void __tsan_init() {}
 void __tsan_func_entry(void*) {}
 void __tsan_func_exit() {}
 void __tsan_vptr_update(void*, void*) {}
@@ -560,6 +562,41 @@ void __tsan_write_range(void* p, unsigned long n) {
 }
 }
 
+// ---- -fsanitize=bounds' reports (g++ calls these on a static array indexed past its size): the runtime's own, not
+// libubsan's, which would read /proc and the executable to describe the fault after the limits are installed
+struct UbsanLocation {
+    const char* file;
+    unsigned line, column;
+};
+struct UbsanType {
+    unsigned short kind, info;
+    char name[1];
+};
+struct UbsanOutOfBounds {
+    UbsanLocation loc;
+    const UbsanType* array;
+    const UbsanType* index;
+};
+extern "C" [[noreturn]] void __ubsan_handle_out_of_bounds_abort(UbsanOutOfBounds* d, unsigned long value) {
+    const bool is_signed = d->index->kind == 0 && (d->index->info & 1);
+    const unsigned bits = 1u << (d->index->info >> 1);
+    char index[32];
+    if (is_signed) {
+        const long long v = bits < 64 ? (long long)(value << (64 - bits)) >> (64 - bits) : (long long)value;
+        snprintf(index, sizeof index, "%lld", v);
+    } else {
+        snprintf(index, sizeof index, "%llu", (unsigned long long)value);
+    }
+    fflush(stdout);
+    fprintf(stderr, "%s:%u:%u: runtime error: index %s out of bounds for type '%s'\n", d->loc.file, d->loc.line,
+            d->loc.column, index, d->array->name);
+    fflush(stderr);
+    _exit(1);
+}
+extern "C" [[noreturn]] void __ubsan_handle_out_of_bounds(UbsanOutOfBounds* d, unsigned long value) {
+    __ubsan_handle_out_of_bounds_abort(d, value);
+}
+
 // ---- faults: SIGSEGV on a guard page, SIGALRM for a kernel that never returns ------------------------
 struct Buffer {
     char* map = nullptr;
@@ -585,7 +622,7 @@ static void on_signal(int sig, siginfo_t* info, void* uc_) {
         fault_addr < smem_lo() + smem_len()) {
         // unprotect before reading any global: the runtime's own variables may share these pages
         mprotect(smem_lo(), smem_len(), PROT_READ | PROT_WRITE);
-        if (tracing && current >= 0) {
+        if (cfg.trace && current >= 0) {
             record_access(fault_addr, uc->uc_mcontext.gregs[REG_ERR] & 2, pc);
             uc->uc_mcontext.gregs[REG_EFL] |= 0x100LL;  // single-step it, then SIGTRAP
             return;
@@ -682,28 +719,108 @@ static void poison_shared() {
     for (auto& d : dynamic_shared()) memset(d.first, 0xff, d.second);
 }
 
+// ---- the limits the learner's code runs under (installed by main before it calls the kernel) -----------
+// A seccomp filter: the system calls a kernel and this runtime need once everything is set up (write to the
+// descriptors already open, memory from brk or a fresh mmap, the exit) and nothing else: no file is opened, no
+// process started or signalled, no signal handler or timer installed; mprotect only on the __shared__ pages
+// (race tracing), never a fixed mmap, munmap, mremap or madvise (which could replace the read-only Config page).
+// A refused call stops the launch with a SIGSYS that on_sigsys reports (the instruction and the call's number).
+static void on_sigsys(int, siginfo_t* info, void* uc_) {
+    ucontext_t* uc = (ucontext_t*)uc_;
+    fprintf(proto, "FAULT syscall pc=0x%llx %d\n", (unsigned long long)uc->uc_mcontext.gregs[REG_RIP], info->si_syscall);
+    fflush(proto);
+    syscall(SYS_exit_group, 3);
+}
+
+static void install_limits() {
+    // glibc's malloc then grows the heap with brk only (no mmap, munmap or madvise to trim it)
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, -1);
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSYS, &sa, nullptr);
+    mprotect(&cfg, sizeof cfg, PROT_READ);
+    const unsigned long long smem = (unsigned long long)(uintptr_t)smem_lo();
+    const unsigned allowed[] = {SYS_write, SYS_brk, SYS_rt_sigreturn, SYS_exit, SYS_exit_group, SYS_futex,
+                                SYS_clock_gettime, SYS_gettimeofday, SYS_getpid, SYS_gettid};
+    std::vector<sock_filter> f;
+    auto stmt = [&](unsigned short code, unsigned k) { f.push_back(BPF_STMT(code, k)); };
+    auto jump = [&](unsigned short code, unsigned k, unsigned char jt, unsigned char jf) {
+        f.push_back(BPF_JUMP(code, k, jt, jf));
+    };
+    const unsigned ALLOW = SECCOMP_RET_ALLOW, TRAP = SECCOMP_RET_TRAP;
+    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch));
+    jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+    stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr));
+    for (unsigned nr : allowed) {
+        jump(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1);
+        stmt(BPF_RET | BPF_K, ALLOW);
+    }
+    // mmap: a fresh mapping only (MAP_FIXED / MAP_FIXED_NOREPLACE would replace or pin an address)
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 4);
+    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[3]));
+    jump(BPF_JMP | BPF_JSET | BPF_K, MAP_FIXED | MAP_FIXED_NOREPLACE, 0, 1);
+    stmt(BPF_RET | BPF_K, TRAP);
+    stmt(BPF_RET | BPF_K, ALLOW);
+    // mprotect: the __shared__ pages only (race tracing protects and unprotects them)
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 0, 6);
+    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0]));
+    jump(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)smem, 0, 3);
+    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0]) + 4);
+    jump(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(smem >> 32), 0, 1);
+    stmt(BPF_RET | BPF_K, ALLOW);
+    stmt(BPF_RET | BPF_K, TRAP);
+    stmt(BPF_RET | BPF_K, TRAP);  // every other call
+    sock_fprog prog{(unsigned short)f.size(), f.data()};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+        fault("resources", 0, "cannot install the executor's system-call filter (seccomp): %s", strerror(errno));
+}
+
+static void write_all(int fd, const char* p, size_t n) {
+    while (n) {
+        const ssize_t k = write(fd, p, n);
+        if (k <= 0) fault("launcher", 0, "cannot write an output buffer");
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+// `runner DIR SCHEDULE TRACE BANKS`: one launch in one thread order, asked by the parent (grader/instrument/cuda_cpu.py),
+// which runs each order in a process of its own and compares their outputs itself. No code of the learner's file
+// runs before this main (its object has no constructor: cuda_cpu.py refuses one) nor after it (_exit: no atexit
+// handler, no destructor); everything is read and set up before install_limits(), then the kernel runs.
 int main(int argc, char** argv) {
-    if (argc != 2) return 2;
+    if (argc != 5) return 2;
     page = (size_t)sysconf(_SC_PAGESIZE);
     const std::string dir = argv[1];
+    cfg.schedule = atoi(argv[2]) ? 1 : 0;
+    cfg.trace = atoi(argv[3]) != 0;
+    banks = atoi(argv[4]) != 0;
     proto = stdout;
     stdout = fopencookie(nullptr, "w", cookie_io_functions_t{nullptr, kernel_write, nullptr, nullptr});
     if (!stdout) stdout = fopen("/dev/null", "w");
+    // buffers of our own: a stream allocates its buffer on first use with fstat, which the limits refuse
+    static char proto_buf[1 << 14], out_buf[1 << 14];
+    setvbuf(proto, proto_buf, _IOLBF, sizeof proto_buf);
+    setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
     FILE* req = fopen((dir + "/request").c_str(), "r");
     if (!req) return 2;
     char name[256];
-    unsigned g[3], b[3], seconds, nsched, trace;
+    unsigned g[3], b[3], seconds;
     unsigned long long shared_bytes;
-    if (fscanf(req, "%255s %u %u %u %u %u %u %u %u %u %llu", name, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2],
-               &seconds, &nsched, &trace, &shared_bytes) != 11)
+    if (fscanf(req, "%255s %u %u %u %u %u %u %u %llu", name, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2], &seconds,
+               &shared_bytes) != 9)
         return 2;
     for (auto& d : dynamic_shared())
         if (shared_bytes > d.second)
             fault("resources", 0, "%llu bytes of dynamic shared memory asked; the CPU executor has %zu", shared_bytes,
                   d.second);
-    auto it = kernels().find(name);
-    if (it == kernels().end()) fault("launcher", 0, "no kernel `%s` in the file", name);
-    const Kernel& k = it->second;
+    const dripstone::Entry* k = dripstone_kernels;
+    while (k->name && strcmp(k->name, name) != 0) ++k;
+    if (!k->name) fault("launcher", 0, "no kernel `%s` in the file", name);
+    const std::string signature = k->signature;
     std::vector<unsigned long long> args;
     std::string kinds;
     char kind[8];
@@ -721,11 +838,11 @@ int main(int argc, char** argv) {
         }
     }
     fclose(req);
-    for (size_t i = 0; i < kinds.size() && i < k.signature.size(); ++i) {
+    for (size_t i = 0; i < kinds.size() && i < signature.size(); ++i) {
         if (kinds[i] != 'f') continue;  // a float argument comes as a double's bits: give each parameter its type
         double d;
         memcpy(&d, &args[i], 8);
-        if (k.signature[i] == 'd') {
+        if (signature[i] == 'd') {
             kinds[i] = 'd';
         } else {
             const float f = (float)d;
@@ -734,66 +851,58 @@ int main(int argc, char** argv) {
             args[i] = bits;
         }
     }
-    if (kinds != k.signature)
+    if (kinds != signature)
         fault("launcher", 0, "kernel `%s` takes (%s) but the test passes (%s) (p: pointer, i: integer, f: float, d: double)", name,
-              k.signature.c_str(), kinds.c_str());
+              signature.c_str(), kinds.c_str());
     const int nthreads = (int)(b[0] * b[1] * b[2]);
     if (nthreads < 1 || nthreads > 1024) fault("launcher", 0, "a block of %d threads (1 to 1024 on a GPU)", nthreads);
-    install_handlers(seconds);
     fibers.resize(nthreads);
     pending.resize(nthreads);
     seen.resize(nthreads);
-    for (int i = 0; i < nthreads; ++i)
+    for (int i = 0; i < nthreads; ++i) {
         fibers[i].tid = {(unsigned)(i % b[0]), (unsigned)(i / b[0] % b[1]), (unsigned)(i / (b[0] * b[1]))};
+        alloc_stack(fibers[i]);
+    }
     gridDim = dim3(g[0], g[1], g[2]);
     blockDim = dim3(b[0], b[1], b[2]);
-    running = &k;
-    std::vector<std::vector<char>> first;
-    if (!trace && !banks) kout.fd = open((dir + "/printf.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    for (unsigned s = 0; s < nsched; ++s) {
-        schedule = (int)s;
-        kout.on = s == 0;
-        std::vector<unsigned long long> call = args;
-        for (size_t i = 0, p = 0; i < kinds.size(); ++i)
-            if (kinds[i] == 'p') {
-                place(buffers[p], (int)s);
-                call[i] = (unsigned long long)buffers[p++].data;
-            }
-        slots = call.data();
-        for (unsigned z = 0; z < g[2]; ++z)
-            for (unsigned y = 0; y < g[1]; ++y)
-                for (unsigned x = 0; x < g[0]; ++x) {
-                    blockIdx = {x, y, z};
-                    poison_shared();
-                    if (trace) {
-                        tracing = true;
-                        block_epoch = 0;
-                        warp_epoch.assign((nthreads + 31) / 32, 0);
-                        words.assign((__stop_dripstone_smem - __start_dripstone_smem) / 4 + 1, Word{});
-                    }
-                    run_block(nthreads);
-                    tracing = false;
-                }
-        fflush(stdout);
-        kout.on = false;
-        for (size_t p = 0; p < buffers.size(); ++p) {
-            const Buffer& bf = buffers[p];
-            if (s == 0) {
-                first.emplace_back(bf.data, bf.data + bf.bytes);
-                FILE* o = fopen((dir + "/out" + std::to_string(p) + ".bin").c_str(), "wb");
-                if (bf.bytes) fwrite(bf.data, 1, bf.bytes, o);
-                fclose(o);
-            } else if (memcmp(first[p].data(), bf.data, bf.bytes) != 0) {
-                size_t off = 0;
-                while (first[p][off] == bf.data[off]) ++off;
-                fprintf(proto, "RACE %zu %zu\n", bf.param, off);
-                fflush(proto);
-                return 4;
-            }
-        }
+    running = k;
+    if (cfg.schedule == 0 && !cfg.trace && !banks)
+        kout.fd = open((dir + "/printf.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    kout.on = kout.fd >= 0;
+    std::vector<int> outs;
+    for (size_t p = 0; p < buffers.size(); ++p) {
+        outs.push_back(open((dir + "/out" + std::to_string(p) + ".bin").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+        if (outs.back() < 0) fault("launcher", 0, "cannot create the output files in %s", dir.c_str());
     }
+    std::vector<unsigned long long> call = args;
+    for (size_t i = 0, p = 0; i < kinds.size(); ++i)
+        if (kinds[i] == 'p') {
+            place(buffers[p], cfg.schedule);
+            call[i] = (unsigned long long)buffers[p++].data;
+        }
+    slots = call.data();
+    words.reserve((__stop_dripstone_smem - __start_dripstone_smem) / 4 + 1);
+    warp_epoch.reserve((nthreads + 31) / 32);
+    fflush(proto);
+    install_handlers(seconds);
+    install_limits();
+    for (unsigned z = 0; z < g[2]; ++z)
+        for (unsigned y = 0; y < g[1]; ++y)
+            for (unsigned x = 0; x < g[0]; ++x) {
+                blockIdx = {x, y, z};
+                poison_shared();
+                if (cfg.trace) {
+                    block_epoch = 0;
+                    warp_epoch.assign((nthreads + 31) / 32, 0);
+                    words.assign((__stop_dripstone_smem - __start_dripstone_smem) / 4 + 1, Word{});
+                }
+                run_block(nthreads);
+            }
+    fflush(stdout);
+    kout.on = false;
+    for (size_t p = 0; p < buffers.size(); ++p) write_all(outs[p], buffers[p].data, buffers[p].bytes);
     print_banks();
     fprintf(proto, "OK\n");
     fflush(proto);
-    return 0;
+    _exit(0);
 }
