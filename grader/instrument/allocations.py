@@ -26,20 +26,25 @@ directly), and a window whose tracing was switched off reports ``intact=False``.
 
 Not seen: memory mapped outside malloc (``mmap``, shared memory, files: refused by the audit in the modules run
 on ranks), memory of another process, and memory allocated before the window that the code can still reach
-(through a process-wide registry, from a copy of the module loaded earlier).
+(through a process-wide registry, from a copy of the module loaded earlier), reused in place or freed to offset
+the count: the public caches a module can empty (``linecache``, ``re``'s) are emptied before the window
+(:data:`DRAINED`); others are not known.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import linecache
+import re
 import time
 import tracemalloc
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-SETTLE_S, SETTLE_READS = 0.5, 5
+SETTLE_S, SETTLE_READS = 1.0, 5
+DRAINED = (linecache.clearcache, re.purge)  # emptied before the window (see the module docstring)
 
 
 @dataclass(frozen=True)
@@ -75,14 +80,19 @@ def measurable() -> bool:
     return heap_in_use() is not None
 
 
-def settled_heap() -> int:
+def settled_heap(ceiling: int | None = None) -> int:
     """The heap's in-use bytes once what gloo's threads still hold is released: a collective returns when its work
     is done, but the worker thread drops its reference to the tensors (the caller's temporaries, megabytes) a
-    moment later. The least of the reads until SETTLE_READS in a row find nothing less (SETTLE_S at most)."""
+    moment later, later still on a loaded machine. The least of the reads until ``ceiling`` is reached (at most
+    SETTLE_S: only code that keeps more than the ceiling waits that long), or without one until SETTLE_READS reads
+    in a row find nothing less (at most SETTLE_S)."""
     least = heap_in_use() or 0
-    same, deadline = 0, time.monotonic() + SETTLE_S
-    while same < SETTLE_READS and time.monotonic() < deadline:
-        time.sleep(0.002)
+    same, pause, deadline = 0, 0.001, time.monotonic() + SETTLE_S
+    while time.monotonic() < deadline:
+        if (least <= ceiling) if ceiling is not None else same >= SETTLE_READS:
+            break
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
         now = heap_in_use() or 0
         same = same + 1 if now >= least else 0
         least = min(least, now)
@@ -101,15 +111,20 @@ class Allocations:
             raise RuntimeError("the heap cannot be counted here (glibc 2.33+ on Linux): see measurable()")
         if tracemalloc.is_tracing():  # someone else's tracing (python -X tracemalloc): ours counts from now
             tracemalloc.stop()
+        for clear in DRAINED:  # public caches the code could empty to offset its count (linecache: ~170 KB in a rank)
+            clear()
         self._heap0 = heap_in_use() or 0
         tracemalloc.start(1)
         return self
 
-    def stop(self, credit: Iterable[Any] = ()) -> Held:
-        """End the window; ``credit``: tensors whose own bytes are not the code's (the caller's parameters)."""
+    def stop(self, credit: Iterable[Any] = (), within: int | None = None) -> Held:
+        """End the window; ``credit``: tensors whose own bytes are not the code's (the gradients it leaves);
+        ``within``: the total the caller allows, read until reached (:func:`settled_heap`) so that a tensor gloo's
+        thread has yet to let go of is not counted as kept."""
         intact = tracemalloc.is_tracing()
         python = tracemalloc.get_traced_memory()[0] if intact else 0
         tracemalloc.stop()  # frees its own tables before the heap is read
-        heap = settled_heap() - self._heap0
         credited = sum(t.numel() * t.element_size() for t in credit if t is not None)
+        ceiling = None if within is None else within + self._heap0 + credited - python
+        heap = settled_heap(ceiling) - self._heap0
         return Held(heap - credited, python, intact)
