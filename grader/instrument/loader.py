@@ -36,6 +36,7 @@ def triton_mode(*, interpret: bool) -> Iterator[None]:
 
 
 _CACHE: dict[tuple[Path, bool], ModuleType] = {}  # by the path asked for and by the resolved path
+_FRESH = [0]  # copies made by load_fresh (their names)
 
 
 def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -> ModuleType:
@@ -50,6 +51,17 @@ def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -
     if not path.is_file():
         raise SubmissionError(f"{shown} not found: restore it from exercises/ (git checkout -- {shown})")
     name = f"_dripstone_{'interp' if interpret else 'gpu'}_{abs(hash(key)):x}_{path.stem}"
+    module = _execute(path, name, shown, interpret)
+    if interpret and _uses_triton(module):  # kernels graded on the CPU must compute what the GPU computes
+        from grader.instrument import interpreter_fixes  # torch and Triton: only modules with kernels need them
+
+        interpreter_fixes.install()  # (patches the interpreter before any kernel runs)
+    _CACHE[key] = _CACHE[path, interpret] = module
+    return module
+
+
+def _execute(path: Path, name: str, shown: str, interpret: bool) -> ModuleType:
+    """Run ``path`` as a new module named ``name`` (kept in sys.modules); SubmissionError for what it raised."""
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -73,12 +85,24 @@ def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -
             f"{shown}{where}: importing it raised {type(exc).__name__}: {exc}; "
             "code at module level must only define functions and kernels"
         ) from None
-    if interpret and _uses_triton(module):  # kernels graded on the CPU must compute what the GPU computes
-        from grader.instrument import interpreter_fixes  # torch and Triton: only modules with kernels need them
-
-        interpreter_fixes.install()  # (patches the interpreter before any kernel runs)
-    _CACHE[key] = _CACHE[path, interpret] = module
     return module
+
+
+def load_fresh(unit: str, module: str, *, interpret: bool = True) -> ModuleType:
+    """A new copy of the target's ``<unit>/<module>.py``, its module-level code run again (never cached).
+
+    For a measurement of what the learner's code allocates (:mod:`grader.instrument.allocations`): made inside the
+    measured window, in a process where the cached copy was loaded before it, everything the new copy allocates,
+    at import or later, is the window's, and nothing it references predates the window (its own globals, classes
+    and closures are new; the old copy's are not reachable from its code without reflection, which the audit
+    refuses)."""
+    root = target_root()
+    path = root / unit / f"{module}.py"
+    shown = f"{display_path(root)}/{unit}/{module}.py"
+    if not path.is_file():
+        raise SubmissionError(f"{shown} not found: restore it from exercises/ (git checkout -- {shown})")
+    _FRESH[0] += 1
+    return _execute(path, f"_dripstone_fresh_{_FRESH[0]}_{os.getpid()}_{path.stem}", shown, interpret)
 
 
 def _uses_triton(module: ModuleType) -> bool:

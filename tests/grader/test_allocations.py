@@ -1,0 +1,104 @@
+"""What a window of code leaves allocated, wherever it is referenced (grader/instrument/allocations.py): the count
+the ranks' memory checks (L29's ShardedAdam) take instead of walking an object's attributes."""
+
+from __future__ import annotations
+
+import array
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from grader.instrument import allocations, loader
+
+pytestmark = pytest.mark.skipif(not allocations.measurable(), reason="the heap is counted with glibc's mallinfo2")
+
+MB = 2**20
+ELEMENTS = 4 * MB // 8  # 4 MiB of float64
+ELSEWHERE = types.ModuleType("elsewhere")  # "another module"
+GLOBAL_STATE: dict = {}
+
+
+def _held(keep) -> allocations.Held:
+    window = allocations.Allocations().start()
+    kept = keep()
+    held = window.stop()
+    del kept
+    return held
+
+
+def _closure():
+    m = torch.zeros(ELEMENTS, dtype=torch.float64)
+    return lambda: m
+
+
+def _default_argument(box=[]):  # noqa: B006  (the point: state in a default argument)
+    box.append(torch.zeros(ELEMENTS, dtype=torch.float64))
+    return box
+
+
+@pytest.mark.parametrize("where", ["attribute", "module dict", "closure", "default argument", "other module",
+                                   "bare storage", "numpy", "python array", "bytearray", "list of floats"])
+def test_state_counts_wherever_it_is_referenced(where):
+    """4 MiB kept in each of ten places, none of them the caller's object: every one is counted (a list of floats
+    is more: 24 B per float object, 8 B per slot)."""
+    GLOBAL_STATE.clear()
+    _default_argument.__defaults__[0].clear()
+    keep = {
+        "attribute": lambda: types.SimpleNamespace(m=torch.zeros(ELEMENTS, dtype=torch.float64)),
+        "module dict": lambda: GLOBAL_STATE.setdefault("m", torch.zeros(ELEMENTS, dtype=torch.float64)),
+        "closure": _closure,
+        "default argument": _default_argument,
+        "other module": lambda: setattr(ELSEWHERE, "m", torch.zeros(ELEMENTS, dtype=torch.float64)),
+        "bare storage": lambda: GLOBAL_STATE.setdefault("s", torch.UntypedStorage(ELEMENTS * 8)),
+        "numpy": lambda: np.zeros(ELEMENTS),
+        "python array": lambda: array.array("d", bytes(ELEMENTS * 8)),
+        "bytearray": lambda: bytearray(ELEMENTS * 8),
+        "list of floats": lambda: [float(i) for i in range(ELEMENTS // 2)],  # 256K floats: 24 B each + an 8 B slot
+    }[where]
+    held = _held(keep)
+    assert held.intact
+    assert held.total >= 4 * MB - 64 * 1024, f"{where}: {held}"
+    GLOBAL_STATE.clear()
+    ELSEWHERE.__dict__.pop("m", None)
+
+
+def test_temporaries_do_not_count_and_credit_is_the_tensors_own_bytes():
+    """Freed temporaries leave (almost) nothing; a credited gradient is taken off at numel·element_size only, so a
+    gradient that views a larger storage leaves the excess counted."""
+    window = allocations.Allocations().start()
+    for _ in range(3):
+        t = torch.randn(ELEMENTS, dtype=torch.float64) * 2
+        del t
+    grad = torch.zeros(ELEMENTS, dtype=torch.float64)
+    held = window.stop([grad])
+    assert abs(held.total) < 256 * 1024, held
+    del grad
+    window = allocations.Allocations().start()
+    grad = torch.zeros(3 * ELEMENTS, dtype=torch.float64)[:ELEMENTS]  # 8 MiB hidden behind a 4 MiB gradient
+    held = window.stop([grad])
+    assert held.total >= 8 * MB - 64 * 1024, held
+
+
+def test_freeing_older_memory_does_not_hide_a_fresh_copys_state(tmp_path, monkeypatch):
+    """A module whose copy made a pool before the window: a fresh copy loaded inside the window has its own pool
+    (counted), and cannot reach the old copy's to free it or reuse it."""
+    unit = tmp_path / "u"
+    unit.mkdir()
+    (unit / "m.py").write_text(f"import torch\nPOOL = torch.zeros({ELEMENTS}, dtype=torch.float64)\n")
+    monkeypatch.setenv("DRIPSTONE_TARGET", str(tmp_path))
+    old = loader.load_fresh("u", "m")
+    window = allocations.Allocations().start()
+    new = loader.load_fresh("u", "m")
+    held = window.stop()
+    assert new.POOL.data_ptr() != old.POOL.data_ptr()
+    assert held.total >= 4 * MB - 64 * 1024, held
+
+
+def test_switching_tracing_off_is_reported():
+    import tracemalloc
+
+    window = allocations.Allocations().start()
+    tracemalloc.stop()
+    assert not window.stop().intact
