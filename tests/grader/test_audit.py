@@ -151,7 +151,6 @@ HONEST = """
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -171,15 +170,13 @@ class Cfg:
         super().__init__()
 
 
-os.environ["TRITON_INTERPRET"] = "1"
-
 
 def f(x, block=128):
     assert isinstance(x, torch.Tensor), f"{getattr(x, 'dtype', '')} {type(x).__name__}"
     n = triton.next_power_of_2(x.shape[-1])
     y = torch.empty_like(x)
     scale = 1 / math.sqrt(n)
-    return y, scale, os.environ.get("TRITON_INTERPRET"), np.float32, GPUS
+    return y, scale, np.float32, GPUS
 
 
 if __name__ == "__main__":  # never runs when graded
@@ -512,18 +509,19 @@ def test_the_guard_refuses_host_code_during_a_launch_even_past_the_audit(target_
 
 
 def test_channels_between_processes_are_refused_for_ranks_not_for_kernels(tmp_path):
-    """Files, sockets, stores... are a way round a rank's comm log (data passed beside decoy sends); a kernel runs
-    in one process, where the sandbox contains its files and network (the cheat corpus tries those at run time),
-    so a kernel exercise is not refused for them. Everything else stays refused for both."""
-    d = unit(tmp_path, k="import pathlib\nimport torch\ndef f(x):\n    torch.save(x, 'x')\n    "
+    """Files, stores, groups of one's own reached through the allowed libraries (torch.save, TCPStore...) are a way
+    round a rank's comm log (data passed beside decoy sends); a kernel runs in one process, where the sandbox
+    contains its files and network (the cheat corpus tries those at run time), so a kernel exercise is not refused
+    for them. What is not on the allowlist (pathlib, socket, the builtin open) is refused for both."""
+    d = unit(tmp_path, k="import torch\ndef f(x):\n    torch.save(x, 'x')\n    "
                        "torch.distributed.new_group([0])\n    return 'TCPStore'\n"
-                       "def g(x):\n    import sys\n    return open('y')\n")
-    assert {f.what for f in audit.findings_for(d, "k", "f")} == {"import pathlib", "torch.save", "'TCPStore'",
+                       "def g(x):\n    from pathlib import Path\n    return open('y')\n")
+    assert {f.what for f in audit.findings_for(d, "k", "f")} == {"torch.save", "'TCPStore'",
                                                                  "torch.distributed.new_group"}
     assert audit.findings_for(d, "k", "f", ranks=False) == []
     audit.check(d, "k", "f", kernel=True)  # a kernel: nothing refused
     with pytest.raises(audit.TamperingRefused, match="a channel between processes"):
         audit.check(d, "k", "f", kernel=False)
-    assert whats(audit.findings_for(d, "k", "g", ranks=False)) == ["import sys"]
-    with pytest.raises(audit.TamperingRefused, match="import sys"):
+    assert whats(audit.findings_for(d, "k", "g", ranks=False)) == ["import pathlib", "open"]
+    with pytest.raises(audit.TamperingRefused, match="import pathlib"):
         audit.check(d, "k", "g", kernel=True)
