@@ -448,7 +448,7 @@ class SimTraffic:
             groups[(space, kind, block, warp, seq)].add((base, offset))
             if space == "global" and kind == "store":
                 self.stored_addresses.update(range(base + offset, base + offset + nbytes))
-        for (space, kind, *_), addrs in groups.items():
+        for (space, kind, *_key), addrs in groups.items():
             if space == "global":
                 # cudaMalloc aligns allocations to 256 B: sectors count from the array's start
                 sectors = len({(base, off // SECTOR_BYTES) for base, off in addrs})

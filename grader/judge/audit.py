@@ -1046,7 +1046,7 @@ def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
             mine = tainted[key]
 
             def reached(ref: str, f: _File = f, mine: dict[str, list[Finding]] = mine) -> list[Finding]:
-                head, _, attr = ref.partition(".")
+                head, _dot, attr = ref.partition(".")
                 if head in f.defs:
                     return mine.get(head, [])
                 other, name = f.local_targets.get(head, (None, None))
