@@ -1055,22 +1055,17 @@ def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
                 theirs = tainted[other]
                 return theirs.get("*") or theirs.get(attr if name is None else name, [])
 
-            if "*" not in mine:
-                for other in sorted(f.targets):
-                    # a file's import-time findings reach its importers; a package's or sub-folder's, all of them
-                    found = (_everything(tainted[other]) if other in f.deep else tainted[other].get("*", [])) \
-                        if other in tainted else []
-                    if found:
-                        mine["*"] = found
-                        changed = True
-                        break
-            if "*" not in mine:
-                for ref in sorted(f.import_refs):
-                    found = reached(ref)
-                    if found:  # import-time code runs a tainted function
-                        mine["*"] = found
-                        changed = True
-                        break
+            # what runs when the file is imported: its own findings, the import-time findings of the files it imports
+            # (all findings of a package's or sub-folder's), and the tainted functions its import-time code calls
+            star = list(mine.get("*", []))
+            for other in sorted(f.targets & tainted.keys()):
+                star += _everything(tainted[other]) if other in f.deep else tainted[other].get("*", [])
+            for ref in sorted(f.import_refs):
+                star += reached(ref)
+            star = list(dict.fromkeys(star))
+            if len(star) > len(mine.get("*", [])):
+                mine["*"] = star
+                changed = True
             for name, scope in f.defs.items():
                 if name in mine:
                     continue
