@@ -32,7 +32,7 @@ FILES = {
 __path__ = [__file__.rsplit("/", 1)[0]]
 __package__ = __name__
 
-from .helpers import tools  # noqa: E402
+from .helpers import tools
 
 
 def softmax_fused(x):
