@@ -226,7 +226,7 @@ NUMBA_TYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64
 MODULE_API: dict[str, frozenset[str]] = {
     "io": frozenset({"BytesIO", "StringIO"}),
     "triton": frozenset({"jit", "autotune", "Config", "cdiv", "next_power_of_2", "heuristics", "language",
-                         "constexpr"}),
+                         "constexpr", "__version__"}),
     "numba": frozenset({"cuda", "types", *NUMBA_TYPES}),
     "numba.cuda": frozenset(
         {
@@ -269,7 +269,7 @@ ALLOWED_DUNDERS = frozenset(
         *("__init__", "__name__", "__qualname__", "__doc__", "__len__", "__getitem__", "__setitem__", "__contains__"),
         *("__iter__", "__next__", "__enter__", "__exit__", "__call__", "__post_init__", "__repr__", "__str__"),
         *("__eq__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__sub__", "__mul__"),
-        *("__truediv__", "__neg__", "__bool__", "__main__"),
+        *("__truediv__", "__neg__", "__bool__", "__main__", "__version__"),
     }
 )
 # What a @cuda.jit body may reach besides numba.cuda, math, numba's types and other kernels of the unit: the
