@@ -4,7 +4,7 @@ traced access. The audit now reads numba kernels (a kernel body uses numba.cuda,
 not an array's methods), and at run time a kernel may ask a device array only for its shape, size and dtype."""
 
 MODULE = "cuda_reduce"
-REJECTED_BY = {"block_sum": ["correctness"]}
+REJECTED_BY = {"block_sum": ["correctness", "efficiency"]}
 
 
 @cuda.jit
