@@ -363,6 +363,21 @@ def installed(top: str) -> bool:
         return True
 
 
+@functools.cache
+def _own_names(module: str) -> frozenset[str]:
+    """The public names a grader module the learner may import from defines itself (not what it imports)."""
+    path = Path(__file__).resolve().parents[2].joinpath(*module.split(".")).with_suffix(".py")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return frozenset()
+    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    for node in tree.body:
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return frozenset(n for n in names if not n.startswith("_"))
+
+
 def refused_reach(full: str) -> tuple[str, str] | None:
     """(the part refused, what is allowed there) when the dotted name ``full`` reaches a part of an allowed library
     a graded module may not use (``torch.hub.load``, ``numba.cuda.simulator``, ``np.lib.format``); None otherwise."""
@@ -374,7 +389,10 @@ def refused_reach(full: str) -> tuple[str, str] | None:
         if prefix not in ALLOWED_MODULES and prefix != parts[0]:
             return None  # past the modules, into an object's attributes: the generic rules read them
         here = f"{prefix}.{name}"
-        if prefix in MODULE_API:
+        if prefix in ALLOWED_FROM:  # the course's tables and checks: what they define, not what they import
+            if name not in _own_names(prefix):
+                return here, ", ".join(f"{prefix}.{n}" for n in sorted(_own_names(prefix)))
+        elif prefix in MODULE_API:
             if name not in MODULE_API[prefix]:
                 return here, ", ".join(f"{prefix}.{n}" for n in sorted(MODULE_API[prefix]))
         elif name in REFUSED_NAMES.get(prefix, ()) or (here not in ALLOWED_MODULES and _is_submodule(prefix, name)):
