@@ -292,6 +292,8 @@ NOT_ALLOWED_DUNDER = N_("reflection through a dunder attribute: a graded module 
                         "(__init__, __name__, __len__, __getitem__... are fine)")
 SHADOWS_MODULE = N_("a file of the unit named like an installed module ({module}): importing it would load that "
                     "module, not the file; rename the file")
+CUDA_SIGNATURE = N_("numba evaluates a signature given to cuda.jit as Python code: declare the kernel with "
+                    "@cuda.jit or @cuda.jit(device=True)")
 HOST_IN_CUDA_KERNEL = N_("host code inside a @cuda.jit kernel: a kernel body uses only numba.cuda (threadIdx, "
                          "shared.array, syncthreads, atomic...), math, numba's types, other @cuda.jit functions, "
                          "element reads and writes and an array's shape")
@@ -811,6 +813,10 @@ class _FileAudit(ast.NodeVisitor):
         self.called_at_import(node.func)
         self.called.add(id(node.func))
         self._check_loader(node)
+        if self.full(node.func) in NUMBA_CUDA_JIT and any(
+                not isinstance(a, ast.Name) for a in [*node.args, *(k.value for k in node.keywords
+                                                                    if k.arg not in ("device", "debug"))]):
+            self.finding(node, f"{_dotted(node.func)}(<signature>)", CUDA_SIGNATURE)
         if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 3:
             self.finding(node, "type(name, bases, namespace)", "builds a class at run time: define it with `class`")
         if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:

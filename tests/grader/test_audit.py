@@ -178,6 +178,8 @@ DENIED = [
     ("from numba import cuda\n@cuda.jit\ndef k(x, y):\n    y[0] = x.copy_to_host\ndef f(x):\n    k[1, 1](x, x)",
      "x.copy_to_host in kernel k"),
     ("from numba import cuda\nJ = cuda.jit\ndef f(x):\n    return J", "cuda.jit (as a value)"),
+    ("from numba import cuda\n@cuda.jit('void(float32[:])')\ndef k(x):\n    x[0] = 1\ndef f(x):\n    k[1, 1](x)",
+     "cuda.jit(<signature>)"),
 ]
 
 
