@@ -561,14 +561,16 @@ def _install_sim_hooks() -> None:
         addr = _element_address(ary, idx)
         if addr is not None:
             _record("global", "load", addr, ary.itemsize)
-        return getitem(self, idx)
+        with _through_argument():
+            return getitem(self, idx)
 
     def traced_setitem(self, idx, val):
         ary = self._item._ary
         addr = _element_address(ary, idx)
         if addr is not None:
             _record("global", "store", addr, ary.itemsize)
-        return setitem(self, idx, val)
+        with _through_argument():
+            return setitem(self, idx, val)
 
     within.__getitem__, within.__setitem__ = traced_getitem, traced_setitem
     _wrap_shared(kernelapi.FakeCUDAShared)
@@ -721,6 +723,25 @@ def _in_kernel() -> bool:
     return getattr(threading.current_thread(), "thread_id", None) is not None
 
 
+_argument = threading.local()  # depth of traced accesses through a kernel's argument, in this thread
+
+
+@contextlib.contextmanager
+def _through_argument() -> Iterator[None]:
+    _argument.depth = getattr(_argument, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _argument.depth -= 1
+
+
+def _outside_argument(name: str, what: str) -> AssertionError:
+    return AssertionError(_(
+        "{name}: a kernel used a device array that is not one of its arguments (`{what}`), untraced: pass every "
+        "array a kernel reads or writes as an argument of its launch"
+    ).format(name=name, what=what))
+
+
 def _host_read(name: str, what: str) -> AssertionError:
     return AssertionError(_(
         "{name} read a device array on the host (`{what}`): compute on the device, in your kernel, and return the "
@@ -742,17 +763,21 @@ def _no_host_transfers(name: str) -> Iterator[None]:
              for attr in attrs if attr in cls.__dict__}
 
     def refuse_on_host(attr: str, original):
+        shown = f"{attr}" if attr.startswith("__") else f".{attr}(...)"
+
         def method(self, *args, **kwargs):
             if not _in_kernel():
-                raise _host_read(name, f"{attr}" if attr.startswith("__") else f".{attr}(...)")
+                raise _host_read(name, shown)
+            if attr not in ("__getitem__", "__setitem__") or not getattr(_argument, "depth", 0):
+                raise _outside_argument(name, shown)  # a kernel's arguments are wrapped: their accesses are traced
             return original(self, *args, **kwargs)
 
         return method
 
     def host_getattr(self, attr: str):
-        if attr in _HOST_METADATA or _in_kernel():
+        if attr in _HOST_METADATA:
             return saved[host, "__getattr__"](self, attr)
-        raise _host_read(name, f".{attr}")
+        raise (_outside_argument if _in_kernel() else _host_read)(name, f".{attr}")
 
     def kernel_getattr(self, attr: str):
         if attr in _KERNEL_METADATA:

@@ -377,3 +377,28 @@ def test_a_kernel_reading_a_whole_device_array_by_attribute_is_refused():
 
     with pytest.raises(AssertionError, match=r"asked a device array for `\.sum`"):
         cuda.run_sim_kernel("sum", launch, np.arange(40, dtype=np.float32))
+
+
+_CAPTURED: list = []
+
+
+@sim.jit
+def copy_from_captured(y):
+    i = sim.grid(1)
+    if i < y.size:
+        y[i] = _CAPTURED[0][i]
+
+
+def test_a_kernel_reading_a_device_array_it_was_not_passed_is_refused():
+    """A device array a kernel reaches through a global, not its arguments, is read untraced: refused."""
+    def launch(d):
+        _CAPTURED[:] = [d]
+        y = sim.device_array(40, np.float32)
+        copy_from_captured[2, 32](y)
+        return y
+
+    try:
+        with pytest.raises(AssertionError, match="not one of its arguments"):
+            cuda.run_sim_kernel("captured", launch, np.arange(40, dtype=np.float32))
+    finally:
+        _CAPTURED.clear()
