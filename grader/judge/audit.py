@@ -6,8 +6,23 @@ torch-function mode stack, patch the interpreter's hooks, rewrite the counters. 
 can stop that. What the judge *can* do, out of the submission's reach, is read its source first.
 
 A kernel module needs Triton, torch allocation and arithmetic; it has no use for reflection or for
-the grader's machinery. :func:`findings_for` parses the target's files (``ast``, nothing executed)
-and reports, with file and line, every use of
+the grader's machinery. :func:`findings_for` parses the graded module's file and every file of the unit it
+imports, sub-folders and packages included (``ast``, nothing executed), and holds them to an **allowlist**
+(R3.3 of grader/THREAT_MODEL.md): anything not on it is refused, so the standard library's and the libraries'
+ways to import or run code named by a string (pydoc, logging.config, importlib, runpy, pickle, torch.hub,
+typing.get_type_hints...) fall out without being named:
+
+* imports: :data:`ALLOWED_MODULES` (the libraries the units' contracts need, with the submodules they use; math
+  and pure helpers; ``from grader.constants/validate import`` what they define) and files of the unit (a file
+  named like an installed module is refused: importing it would load the module);
+* of an allowed library, no other submodule and no name of :data:`REFUSED_NAMES`, and only :data:`MODULE_API` of
+  the libraries that hold more (numba, numba.cuda, triton, faiss, io) (:func:`refused_reach`);
+* builtins: :data:`ALLOWED_BUILTINS` (not ``help``, ``open``, ``exec``, ``memoryview``...; a local of that name is
+  not the builtin); dunder attributes: :data:`ALLOWED_DUNDERS`; no ``__path__``/``__package__`` set;
+* a ``@cuda.jit`` body (numba, run by the simulator as Python threads) reaches numba.cuda, math, numba's types,
+  other kernels and elements of its arrays, not an array's methods (:meth:`_FileAudit.check_cuda_body`).
+
+Within what the allowlist lets through, the denylist below still names what reaches the checks:
 
 * modules for reflection, process internals or the grader: ``sys``, ``gc``, ``ctypes``,
   ``importlib``, ``inspect``, ``builtins``, ``types``, ``grader``, ``pytest``, ``hypothesis``...;
