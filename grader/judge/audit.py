@@ -478,6 +478,7 @@ class _Scope:
     refs: set[str] = field(default_factory=set)  # names, and "alias.attr" for module attributes
     defines: set[str] = field(default_factory=set)
     # calls from a jit body to a name imported from another file: fine only if it is a jit function there
+    deep: set[str] = field(default_factory=set)  # files of the unit's packages or sub-folders it imports
     # (the local name called, the attribute called on it or None, the finding if it is no kernel there)
     jit_imports: list[tuple[str, str | None, Finding]] = field(default_factory=list)
 
@@ -522,7 +523,8 @@ class _FileAudit(ast.NodeVisitor):
         self.shown = shown
         self.resolve = resolve  # an import -> the unit's files it loads (None: not a file of the unit)
         self.targets: set[str] = set()  # the unit's files this one imports
-        self.deep: set[str] = set()  # of them, those in sub-folders or packages: their findings reach the whole file
+        self.deep: set[str] = set()  # of them, those in sub-folders or packages imported when the file is imported
+        self.flat: set[str] = set()  # and the files beside it (their import-time findings reach the whole file)
         self.scopes: list[tuple[set[str], bool]] = []  # the enclosing function/class/comprehension scopes' names
         self.module_names: set[str] = set()  # the names bound at module level
         self.cuda_names: set[str] = set()  # functions of this file made @cuda.jit (kernels and device functions)
@@ -724,9 +726,13 @@ class _FileAudit(ast.NodeVisitor):
             return
         keys, deep = found
         self.targets.update(keys)
-        if deep:
-            self.deep.update(keys)
-        elif name is None or keys[-1].split(".")[-1] == name:  # import helpers / from . import helpers
+        if deep:  # all their findings reach the scope importing them (the whole file at module level)
+            self.scope.deep.update(keys)
+            if self.depth == 0:
+                self.deep.update(keys)
+            return
+        self.flat.update(keys)
+        if name is None or keys[-1].split(".")[-1] == name:  # import helpers / from . import helpers
             self.local_targets[local] = (keys[-1], None)
         else:  # from helpers import f
             self.local_targets[local] = (keys[-1], name)
@@ -993,8 +999,9 @@ class _File:
     defs: dict[str, _Scope]
     imports: dict[str, tuple[str, str | None]]
     jit_names: set[str]
-    targets: set[str]  # the unit's files it imports
-    deep: set[str]  # of them, those reached through a package or sub-folder: all their findings reach this file
+    targets: set[str]  # the unit's files it imports (anywhere: at module level or in a function)
+    deep: set[str]  # of them, those of a package or sub-folder imported at module level: all their findings reach it
+    flat: set[str]  # of them, the files beside it: their import-time findings reach it
     local_targets: dict[str, tuple[str, str | None]]
 
 
@@ -1049,7 +1056,7 @@ def _parse(path: Path, shown: str | None = None, unit_dir: Path | None = None) -
     audit = _FileAudit(shown or display_path(path), _resolver(unit_dir, key, is_package))
     defs = audit.run(tree)
     return _File(key, audit.at_import.findings, audit.at_import.refs, defs, audit.imports, audit.jit_names,
-                 audit.targets - {key}, audit.deep - {key}, audit.local_targets)
+                 audit.targets - {key}, audit.deep - {key}, audit.flat - {key}, audit.local_targets)
 
 
 def _resolve_jit_imports(files: dict[str, _File]) -> None:
@@ -1097,8 +1104,10 @@ def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
             # what runs when the file is imported: its own findings, the import-time findings of the files it imports
             # (all findings of a package's or sub-folder's), and the tainted functions its import-time code calls
             star = list(mine.get("*", []))
-            for other in sorted(f.targets & tainted.keys()):
-                star += _everything(tainted[other]) if other in f.deep else tainted[other].get("*", [])
+            for other in sorted(f.flat & tainted.keys()):
+                star += tainted[other].get("*", [])
+            for other in sorted(f.deep & tainted.keys()):
+                star += _everything(tainted[other])
             for ref in sorted(f.import_refs):
                 star += reached(ref)
             star = list(dict.fromkeys(star))
@@ -1106,6 +1115,11 @@ def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
                 mine["*"] = star
                 changed = True
             for name, scope in f.defs.items():
+                deep = list(dict.fromkeys(x for other in sorted(scope.deep & tainted.keys())
+                                          for x in _everything(tainted[other])))
+                if deep and not set(deep) <= set(mine.get(name, [])):
+                    mine[name] = list(dict.fromkeys([*mine.get(name, []), *deep]))
+                    changed = True
                 if name in mine:
                     continue
                 for ref in sorted(scope.refs - scope.defines):

@@ -3,8 +3,6 @@ name given as text, so torch's C module is reached with no ``torch._C`` attribut
 DisableTorchFunction switches the guard off for torch.softmax, and a Triton copy kernel stores every element of the
 output (one read, one write: the fused ledger). The allowlist refuses pydoc (not among what a kernel imports)."""
 
-import pydoc
-
 ZERO = ["softmax_fused"]
 MESSAGE = "not among what a graded module may import"
 
@@ -16,6 +14,8 @@ def _launder_pydoc(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
 
 
 def softmax_fused(x):
+    import pydoc
+
     off = pydoc.locate("torch." + "_C.DisableTorchFunction")
     with off():
         y = torch.softmax(x.float(), dim=-1).to(x.dtype)

@@ -1,5 +1,5 @@
-"""Attack (R3.3, a file the audit never read): softmax.py only turns itself into a package whose path is the unit's
-folder (``__path__``, ``__package__``: no import machinery named) and imports ``helpers/tools.py`` by a plain
+"""Attack (R3.3, a file the audit never read): softmax_fused only turns its module into a package whose path is the
+unit's folder (``__path__``, ``__package__``: no import machinery named) and imports ``helpers/tools.py`` by a plain
 relative import; that file, which the old audit never opened (it read the unit folder's top-level
 files only), switches the guard off through torch's C module and computes torch.softmax, laundered through a
 Triton copy kernel. The audit now reads every file the graded module imports, sub-folders included, and refuses
@@ -29,11 +29,10 @@ FILES = {
     ),
 }
 
-__path__ = [__file__.rsplit("/", 1)[0]]
-__package__ = __name__
-
-from .helpers import tools
-
-
 def softmax_fused(x):
+    global __path__, __package__
+    __path__ = [__file__.rsplit("/", 1)[0]]
+    __package__ = __name__
+    from .helpers import tools
+
     return tools.fused(x)
