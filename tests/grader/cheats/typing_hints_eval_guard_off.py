@@ -6,7 +6,7 @@ Triton copy kernel stores every element of the output. The allowlist refuses typ
 import typing
 
 ZERO = ["softmax_fused"]
-MESSAGE = "may not use of that library"
+MESSAGE = "typing.get_type_hints"
 
 
 @triton.jit
