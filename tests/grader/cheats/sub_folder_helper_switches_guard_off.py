@@ -7,7 +7,7 @@ setting the names the import machinery reads."""
 
 ZERO = ["softmax_fused"]
 MESSAGE = "may not use"
-FILES = {
+UNIT_FILES = {
     "helpers/tools.py": (
         "import torch\n"
         "import triton\n"
