@@ -44,6 +44,7 @@ import numpy as np
 
 from grader.core import target
 from grader.core.target import SubmissionError
+from grader.i18n import _
 from grader.instrument import cu_source
 
 SIM_ENV = "NUMBA_ENABLE_CUDASIM"
@@ -451,7 +452,7 @@ class SimTraffic:
             groups[(space, kind, block, warp, seq)].add((base, offset))
             if space == "global" and kind == "store":
                 self.stored_addresses.update(range(base + offset, base + offset + nbytes))
-        for (space, kind, *_), addrs in groups.items():
+        for (space, kind, *_key), addrs in groups.items():
             if space == "global":
                 # cudaMalloc aligns allocations to 256 B: sectors count from the array's start
                 sectors = len({(base, off // SECTOR_BYTES) for base, off in addrs})
@@ -564,14 +565,16 @@ def _install_sim_hooks() -> None:
         addr = _element_address(ary, idx)
         if addr is not None:
             _record("global", "load", addr, ary.itemsize)
-        return getitem(self, idx)
+        with _through_argument():
+            return getitem(self, idx)
 
     def traced_setitem(self, idx, val):
         ary = self._item._ary
         addr = _element_address(ary, idx)
         if addr is not None:
             _record("global", "store", addr, ary.itemsize)
-        return setitem(self, idx, val)
+        with _through_argument():
+            return setitem(self, idx, val)
 
     within.__getitem__, within.__setitem__ = traced_getitem, traced_setitem
     _wrap_shared(kernelapi.FakeCUDAShared)
@@ -705,25 +708,106 @@ def _wrap_launch(kernel_cls, kernel_module) -> None:
     kernel_cls.__call__ = __call__
 
 
+# What a simulated-kernel exercise's host code may use of a device array: its metadata and views of it, and
+# kernels launched on it. Everything else reads (or writes) its values on the host: an element (``x[i]``, iterating,
+# ``np.asarray(x)``, ``torch.as_tensor(x)``, which end in ``__getitem__`` or ``__array__``), a copy either way,
+# printing, comparing, arithmetic, and the NumPy methods the simulator's array hands on from its backing array.
+_HOST_METADATA = frozenset({"ndim", "dtype", "size", "strides", "itemsize", "flags"})
+_HOST_READS = (
+    *("__getitem__", "__setitem__", "copy_to_host", "copy_to_device", "__str__", "__repr__", "__eq__", "__ne__"),
+    *("__lt__", "__le__", "__gt__", "__ge__", "__add__", "__sub__", "__mul__", "__floordiv__", "__truediv__"),
+    *("__mod__", "__pow__"),
+)
+# What a kernel body may ask a device array by attribute (elements are read and written by index, and traced).
+_KERNEL_METADATA = frozenset({"shape", "ndim", "dtype", "size", "strides", "itemsize"})
+
+
+def _in_kernel() -> bool:
+    """Whether this is one of the simulator's threads of a launched kernel (not the host code)."""
+    return getattr(threading.current_thread(), "thread_id", None) is not None
+
+
+_argument = threading.local()  # depth of traced accesses through a kernel's argument, in this thread
+
+
 @contextlib.contextmanager
-def _no_host_transfers(name: str) -> Iterator[None]:
-    """Inside a simulated-kernel exercise, data may not go to the host and back (compute in the kernel)."""
-    from numba.cuda.simulator.cudadrv import devicearray
-
-    cls = devicearray.FakeCUDAArray
-    saved = cls.copy_to_host
-
-    def refused(self, *args, **kwargs):
-        raise AssertionError(
-            f"{name} copied a device array to the host: compute on the device, in your kernel, "
-            "and return the device array it wrote"
-        )
-
-    cls.copy_to_host = refused
+def _through_argument() -> Iterator[None]:
+    _argument.depth = getattr(_argument, "depth", 0) + 1
     try:
         yield
     finally:
-        cls.copy_to_host = saved
+        _argument.depth -= 1
+
+
+def _outside_argument(name: str, what: str) -> AssertionError:
+    return AssertionError(_(
+        "{name}: a kernel used a device array that is not one of its arguments (`{what}`), untraced: pass every "
+        "array a kernel reads or writes as an argument of its launch"
+    ).format(name=name, what=what))
+
+
+def _host_read(name: str, what: str) -> AssertionError:
+    return AssertionError(_(
+        "{name} read a device array on the host (`{what}`): compute on the device, in your kernel, and return the "
+        "device array it wrote; host code may use a device array's shape, dtype and views (reshape, T) and launch "
+        "kernels on it"
+    ).format(name=name, what=what))
+
+
+@contextlib.contextmanager
+def _no_host_transfers(name: str) -> Iterator[None]:
+    """Inside a simulated-kernel exercise, no value of a device array may be read or written on the host (compute
+    in the kernel): every way the simulator's array offers (elements, copies, NumPy's protocols and methods,
+    arithmetic) is refused outside a launched kernel's threads, and inside them whole-array access by attribute."""
+    from numba.cuda.simulator.cudadrv import devicearray
+
+    host, within = devicearray.FakeCUDAArray, devicearray.FakeWithinKernelCUDAArray
+    saved = {(cls, attr): cls.__dict__[attr] for cls, attrs in ((host, (*_HOST_READS, "__getattr__")),
+                                                                 (within, ("__getattr__", "__array_ufunc__")))
+             for attr in attrs if attr in cls.__dict__}
+
+    def refuse_on_host(attr: str, original):
+        shown = f"{attr}" if attr.startswith("__") else f".{attr}(...)"
+
+        def method(self, *args, **kwargs):
+            if not _in_kernel():
+                raise _host_read(name, shown)
+            if attr not in ("__getitem__", "__setitem__") or not getattr(_argument, "depth", 0):
+                raise _outside_argument(name, shown)  # a kernel's arguments are wrapped: their accesses are traced
+            return original(self, *args, **kwargs)
+
+        return method
+
+    def host_getattr(self, attr: str):
+        if attr in _HOST_METADATA:
+            return saved[host, "__getattr__"](self, attr)
+        raise (_outside_argument if _in_kernel() else _host_read)(name, f".{attr}")
+
+    def kernel_getattr(self, attr: str):
+        if attr in _KERNEL_METADATA:
+            return saved[within, "__getattr__"](self, attr)
+        raise AssertionError(_(
+            "{name}: a kernel asked a device array for `.{attr}`, which reads the whole array untraced: read and "
+            "write it element by element (x[i, j]); x.shape, x.size and x.dtype are fine"
+        ).format(name=name, attr=attr))
+
+    def kernel_ufunc(self, ufunc, method, *args, **kwargs):
+        raise AssertionError(_(
+            "{name}: a kernel applied `{ufunc}` to a whole device array, untraced: compute element by element "
+            "(math.exp(x[i]))"
+        ).format(name=name, ufunc=getattr(ufunc, "__name__", ufunc)))
+
+    for attr in _HOST_READS:
+        if (host, attr) in saved:
+            setattr(host, attr, refuse_on_host(attr, saved[host, attr]))
+    host.__getattr__ = host_getattr
+    within.__getattr__ = kernel_getattr
+    within.__array_ufunc__ = kernel_ufunc
+    try:
+        yield
+    finally:
+        for (cls, attr), value in saved.items():
+            setattr(cls, attr, value)
 
 
 def run_sim_kernel(name: str, fn, *args) -> tuple[np.ndarray, SimTraffic]:

@@ -6,8 +6,23 @@ torch-function mode stack, patch the interpreter's hooks, rewrite the counters. 
 can stop that. What the judge *can* do, out of the submission's reach, is read its source first.
 
 A kernel module needs Triton, torch allocation and arithmetic; it has no use for reflection or for
-the grader's machinery. :func:`findings_for` parses the target's files (``ast``, nothing executed)
-and reports, with file and line, every use of
+the grader's machinery. :func:`findings_for` parses the graded module's file and every file of the unit it
+imports, sub-folders and packages included (``ast``, nothing executed), and holds them to an **allowlist**
+(R3.3 of grader/THREAT_MODEL.md): anything not on it is refused, so the standard library's and the libraries'
+ways to import or run code named by a string (pydoc, logging.config, importlib, runpy, pickle, torch.hub,
+typing.get_type_hints...) fall out without being named:
+
+* imports: :data:`ALLOWED_MODULES` (the libraries the units' contracts need, with the submodules they use; math
+  and pure helpers; ``from grader.constants/validate import`` what they define) and files of the unit (a file
+  named like an installed module is refused: importing it would load the module);
+* of an allowed library, no other submodule and no name of :data:`REFUSED_NAMES`, and only :data:`MODULE_API` of
+  the libraries that hold more (numba, numba.cuda, triton, faiss, io) (:func:`refused_reach`);
+* builtins: :data:`ALLOWED_BUILTINS` (not ``help``, ``open``, ``exec``, ``memoryview``...; a local of that name is
+  not the builtin); dunder attributes: :data:`ALLOWED_DUNDERS`; no ``__path__``/``__package__`` set;
+* a ``@cuda.jit`` body (numba, run by the simulator as Python threads) reaches numba.cuda, math, numba's types,
+  other kernels and elements of its arrays, not an array's methods (:meth:`_FileAudit.check_cuda_body`).
+
+Within what the allowlist lets through, the denylist below still names what reaches the checks:
 
 * modules for reflection, process internals or the grader: ``sys``, ``gc``, ``ctypes``,
   ``importlib``, ``inspect``, ``builtins``, ``types``, ``grader``, ``pytest``, ``hypothesis``...;
@@ -46,12 +61,18 @@ in the judge, where the submission's code never runs.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
+import functools
+import importlib.util
 import re
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.core.target import display_path
+from grader.i18n import N_, _
 
 DENIED_MODULES = frozenset(
     {
@@ -195,6 +216,103 @@ MACHINERY = "the machinery the grader's kernel checks live in"
 # tables and input checks, which every unit's provided code uses.
 ALLOWED_FROM = frozenset({"grader.constants", "grader.validate"})
 
+# ---- the allowlist (R3.3): what an audited module may import and reach; anything else is refused -------------
+# Pure helpers: no way from them to code named by a string, to the process or to the grader (their few exceptions
+# are in REFUSED_NAMES below).
+PURE_MODULES = (
+    "__future__", "math", "cmath", "numbers", "fractions", "decimal", "statistics", "random", "itertools", "functools",
+    "operator", "collections", "collections.abc", "heapq", "bisect", "dataclasses", "enum", "typing", "abc",
+    "contextlib", "re", "io",
+)
+# The libraries the units' contracts need, with the submodules they use (any other submodule of a library is
+# refused: torch.hub, torch.utils, numpy.lib, numba.cuda.simulator, triton.runtime...).
+LIBRARY_MODULES = (
+    "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.distributed", "torch.autograd", "torch.optim",
+    "torch.linalg", "torch.fft", "torch.special", "torch.cuda",
+    "triton", "triton.language", "triton.language.extra", "triton.language.extra.libdevice", "triton.language.math",
+    "numpy", "numpy.linalg", "numpy.random", "numpy.fft",
+    "numba", "numba.cuda", "faiss",
+)
+ALLOWED_MODULES = frozenset(PURE_MODULES + LIBRARY_MODULES) | ALLOWED_FROM
+LIBRARY_ROOTS = frozenset(m.split(".")[0] for m in ALLOWED_MODULES)
+# Modules of which only these names may be reached (the rest of them loads code, reads raw memory or files).
+NUMBA_TYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+               "uint64", "boolean", "intp", "uintp", "complex64", "complex128", "void")
+MODULE_API: dict[str, frozenset[str]] = {
+    "io": frozenset({"BytesIO", "StringIO"}),
+    "triton": frozenset({"jit", "autotune", "Config", "cdiv", "next_power_of_2", "heuristics", "language",
+                         "constexpr", "__version__"}),
+    "numba": frozenset({"cuda", "types", *NUMBA_TYPES}),
+    "numba.cuda": frozenset(
+        {
+            *("jit", "shared", "local", "const", "threadIdx", "blockIdx", "blockDim", "gridDim", "syncthreads"),
+            *("syncthreads_count", "syncthreads_and", "syncthreads_or", "grid", "gridsize", "atomic", "laneid"),
+            *("warpsize", "threadfence", "threadfence_block", "threadfence_system", "fma", "selp", "cbrt", "brev"),
+            *("clz", "ffs", "popc", "libdevice", "device_array", "device_array_like", "to_device"),
+        }
+    ),
+    "faiss": frozenset(
+        {
+            *("IndexFlat", "IndexFlatL2", "IndexFlatIP", "IndexIVF", "IndexIVFFlat", "IndexIVFPQ", "IndexPQ"),
+            *("IndexHNSWFlat", "Kmeans", "clone_index", "omp_set_num_threads", "omp_get_max_threads"),
+            *("normalize_L2", "METRIC_L2", "METRIC_INNER_PRODUCT"),
+        }
+    ),
+}
+# Names of an allowed module that load or run code named by a string (or compile it), refused by name.
+REFUSED_NAMES: dict[str, frozenset[str]] = {
+    "torch": frozenset({"ops", "classes", "compile", "hub", "package", "jit", "library", "utils", "load_library"}),
+    "typing": frozenset({"get_type_hints", "ForwardRef", "evaluate_forward_ref"}),
+    "operator": frozenset({"attrgetter", "methodcaller"}),
+    "dataclasses": frozenset({"make_dataclass"}),
+}
+# Builtins a graded module may call (every exception class too): not open, exec, eval, compile, __import__, help
+# (which imports a module named by a string), input, exit, globals, vars, memoryview...
+ALLOWED_BUILTINS = frozenset(
+    {
+        *("abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr", "classmethod"),
+        *("complex", "dict", "divmod", "enumerate", "filter", "float", "format", "frozenset", "getattr", "hasattr"),
+        *("hash", "hex", "id", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min", "next"),
+        *("object", "oct", "ord", "pow", "print", "property", "range", "repr", "reversed", "round", "set", "slice"),
+        *("sorted", "staticmethod", "str", "sum", "super", "tuple", "type", "zip", "aiter", "anext", "dir"),
+        *("Ellipsis", "NotImplemented", "True", "False", "None", "__name__", "__doc__", "__debug__"),
+    }
+)
+# Dunder attributes a graded module may use (``super().__init__()``, ``fn.__name__``); every other is reflection.
+ALLOWED_DUNDERS = frozenset(
+    {
+        *("__init__", "__name__", "__qualname__", "__doc__", "__len__", "__getitem__", "__setitem__", "__contains__"),
+        *("__iter__", "__next__", "__enter__", "__exit__", "__call__", "__post_init__", "__repr__", "__str__"),
+        *("__eq__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__sub__", "__mul__"),
+        *("__truediv__", "__neg__", "__bool__", "__main__", "__version__"),
+    }
+)
+# What a @cuda.jit body may reach besides numba.cuda, math, numba's types and other kernels of the unit: the
+# metadata of an array and the components of a thread index (x.shape[0], cuda.threadIdx.x).
+CUDA_KERNEL_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "x", "y", "z"})
+NUMBA_CUDA_JIT = frozenset({"numba.cuda.jit"})
+BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not (isinstance(getattr(builtins, n), type)
+                                                          and issubclass(getattr(builtins, n), BaseException)))
+# Module-level dunder names a graded module may set (a class body's __slots__, a module's __all__); setting
+# __path__, __package__, __spec__, __loader__... makes the import machinery load files the audit does not read.
+MODULE_DUNDERS_SET = frozenset({"__all__", "__slots__", "__doc__"})
+MODULE_DUNDER = N_("sets a name the import machinery reads (__path__, __package__...): it would load files the "
+                   "audit does not read; import the unit's files by their names")
+NOT_ALLOWED_IMPORT = N_("not among what a graded module may import: {allowed}, and files of the unit")
+NOT_ALLOWED_REACH = N_("not among what a graded module may use of that library (it loads code named by a "
+                       "string, or reaches raw memory, files or the process): use {allowed}")
+NOT_ALLOWED_BUILTIN = N_("a builtin a graded module may not use (it runs, imports or reaches code by a name, or "
+                         "talks to the process): use plain Python, torch, numpy and math")
+NOT_ALLOWED_DUNDER = N_("reflection through a dunder attribute: a graded module uses only the public API "
+                        "(__init__, __name__, __len__, __getitem__... are fine)")
+SHADOWS_MODULE = N_("a file of the unit named like an installed module ({module}): importing it would load that "
+                    "module, not the file; rename the file")
+CUDA_SIGNATURE = N_("numba evaluates a signature given to cuda.jit as Python code: declare the kernel with "
+                    "@cuda.jit or @cuda.jit(device=True)")
+HOST_IN_CUDA_KERNEL = N_("host code inside a @cuda.jit kernel: a kernel body uses only numba.cuda (threadIdx, "
+                         "shared.array, syncthreads, atomic...), math, numba's types, other @cuda.jit functions, "
+                         "element reads and writes and an array's shape")
+
 
 class TamperingRefused(AssertionError):
     """An audited exercise reaches code that could switch off the grader's checks."""
@@ -205,10 +323,99 @@ class Finding:
     path: str
     line: int
     what: str
-    why: str
+    why: str  # in English (the catalog's msgid); described in the learner's language
+    fields: tuple[tuple[str, str], ...] = ()  # the placeholders of ``why``
 
     def describe(self) -> str:
-        return f"{self.path} line {self.line}: `{self.what}` ({self.why})"
+        why = _(self.why).format(**dict(self.fields)) if self.fields else _(self.why)
+        return _("{path} line {line}: `{what}` ({why})").format(path=self.path, line=self.line, what=self.what,
+                                                                 why=why)
+
+
+def _allowed_text() -> str:
+    """The allowlist in words: ``torch (nn, distributed...), triton (language...), ..., math, ...``."""
+    subs: dict[str, list[str]] = {}
+    for m in LIBRARY_MODULES:
+        root, _dot, rest = m.partition(".")
+        subs.setdefault(root, [])
+        if rest:
+            subs[root].append(rest)
+    libs = [f"{r} ({', '.join(v)})" if v else r for r, v in subs.items()]
+    return ", ".join([*libs, *(m for m in PURE_MODULES if m != "__future__"), "grader.constants", "grader.validate"])
+
+
+ALLOWED_TEXT = _allowed_text()
+
+
+@functools.cache
+def _package_dir(module: str) -> Path | None:
+    """The folder of an installed package, found without importing it (nothing of it runs)."""
+    root, *rest = module.split(".")
+    try:
+        spec = importlib.util.find_spec(root)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).joinpath(*rest)
+
+
+@functools.cache
+def _is_submodule(module: str, name: str) -> bool:
+    """Whether ``module.name`` is a module of an installed package (a file or folder of it)."""
+    folder = _package_dir(module)
+    if folder is None or not folder.is_dir():
+        return False
+    return (folder / f"{name}.py").is_file() or (folder / name).is_dir() or any(folder.glob(f"{name}.*.so"))
+
+
+@functools.cache
+def installed(top: str) -> bool:
+    """Whether ``import top`` finds a module outside the unit (found, not imported: nothing of it runs)."""
+    if top in sys.builtin_module_names or top in sys.stdlib_module_names:
+        return True
+    try:
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return True
+
+
+@functools.cache
+def _own_names(module: str) -> frozenset[str]:
+    """The public names a grader module the learner may import from defines itself (not what it imports)."""
+    path = Path(__file__).resolve().parents[2].joinpath(*module.split(".")).with_suffix(".py")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return frozenset()
+    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    for node in tree.body:
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return frozenset(n for n in names if not n.startswith("_"))
+
+
+def refused_reach(full: str) -> tuple[str, str] | None:
+    """(the part refused, what is allowed there) when the dotted name ``full`` reaches a part of an allowed library
+    a graded module may not use (``torch.hub.load``, ``numba.cuda.simulator``, ``np.lib.format``); None otherwise."""
+    parts = full.split(".")
+    if parts[0] not in LIBRARY_ROOTS:
+        return None
+    for i in range(1, len(parts)):
+        prefix, name = ".".join(parts[:i]), parts[i]
+        if prefix not in ALLOWED_MODULES and prefix != parts[0]:
+            return None  # past the modules, into an object's attributes: the generic rules read them
+        here = f"{prefix}.{name}"
+        if prefix in ALLOWED_FROM:  # the course's tables and checks: what they define, not what they import
+            if name not in _own_names(prefix):
+                return here, ", ".join(f"{prefix}.{n}" for n in sorted(_own_names(prefix)))
+        elif prefix in MODULE_API:
+            if name not in MODULE_API[prefix]:
+                return here, ", ".join(f"{prefix}.{n}" for n in sorted(MODULE_API[prefix]))
+        elif name in REFUSED_NAMES.get(prefix, ()) or (here not in ALLOWED_MODULES and _is_submodule(prefix, name)):
+            subs = sorted(m for m in ALLOWED_MODULES if m.startswith(prefix + ".") and m.count(".") == i)
+            return here, (", ".join(subs) or prefix) + (" and the functions of " + prefix)
+    return None
 
 
 def _ranks_only_or(name: str, why: str) -> str:
@@ -259,6 +466,10 @@ def _is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__") and name.isidentifier()
+
+
 @dataclass
 class _Scope:
     """What one top-level definition (or the module-level code) uses and refers to."""
@@ -267,12 +478,58 @@ class _Scope:
     refs: set[str] = field(default_factory=set)  # names, and "alias.attr" for module attributes
     defines: set[str] = field(default_factory=set)
     # calls from a jit body to a name imported from another file: fine only if it is a jit function there
-    jit_imports: list[tuple[str, str | None, str, Finding]] = field(default_factory=list)
+    deep: set[str] = field(default_factory=set)  # files of the unit's packages or sub-folders it imports
+    # (the local name called, the attribute called on it or None, the finding if it is no kernel there)
+    jit_imports: list[tuple[str, str | None, Finding]] = field(default_factory=list)
+
+
+Resolver = Callable[[str, "str | None"], "list[str] | None"]
+
+
+def _bound_names(nodes: list[ast.AST]) -> set[str]:
+    """The names ``nodes`` bind in their own scope (assignments, imports, defs, handlers, patterns), not inside the
+    functions, classes and comprehensions they define."""
+    out: set[str] = set()
+    todo = list(nodes)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+            todo.extend(node.decorator_list)
+            if not isinstance(node, ast.ClassDef):
+                todo.extend([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
+            continue
+        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            out.add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            out.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out.add(node.rest)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _params(args: ast.arguments) -> set[str]:
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg, args.kwarg))]
+    return {a.arg for a in every}
 
 
 class _FileAudit(ast.NodeVisitor):
-    def __init__(self, shown: str) -> None:
+    def __init__(self, shown: str, resolve: Resolver | None = None) -> None:
         self.shown = shown
+        self.resolve = resolve  # an import -> the unit's files it loads (None: not a file of the unit)
+        self.targets: set[str] = set()  # the unit's files this one imports
+        self.deep: set[str] = set()  # of them, those in sub-folders or packages imported when the file is imported
+        self.flat: set[str] = set()  # and the files beside it (their import-time findings reach the whole file)
+        self.scopes: list[tuple[set[str], bool]] = []  # the enclosing function/class/comprehension scopes' names
+        self.module_names: set[str] = set()  # the names bound at module level
+        self.cuda_names: set[str] = set()  # functions of this file made @cuda.jit (kernels and device functions)
+        # local name -> (the unit's file it comes from, the name in that file or None for the file itself)
+        self.local_targets: dict[str, tuple[str, str | None]] = {}
         self.modules: set[str] = set()  # local names bound to imported modules
         self.imports: dict[str, tuple[str, str | None]] = {}  # local name -> (module, attribute or None)
         self.scope = _Scope()
@@ -283,8 +540,8 @@ class _FileAudit(ast.NodeVisitor):
         self.jit_uses: set[int] = set()  # ids of the nodes that spell triton.jit as a decorator or a call
         self.called: set[int] = set()  # ids of Name nodes that are the function of a call
 
-    def finding(self, node: ast.AST, what: str, why: str) -> None:
-        found = Finding(self.shown, getattr(node, "lineno", 0), what, why)
+    def finding(self, node: ast.AST, what: str, why: str, **fields: str) -> None:
+        found = Finding(self.shown, getattr(node, "lineno", 0), what, why, tuple(sorted(fields.items())))
         self.scope.findings.append(found)
         if self.depth == 0:
             self.at_import.findings.append(found)
@@ -317,6 +574,10 @@ class _FileAudit(ast.NodeVisitor):
         target = node.func if isinstance(node, ast.Call) else node
         return self.full(target) in TRITON_JIT
 
+    def _is_cuda_jit(self, node: ast.AST) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return self.full(target) in NUMBA_CUDA_JIT
+
     def find_jit(self, tree: ast.Module) -> None:
         """Which functions are kernels: decorated with triton.jit (also under autotune), or ``k = triton.jit(f)``."""
         for node in ast.walk(tree):
@@ -325,9 +586,18 @@ class _FileAudit(ast.NodeVisitor):
                     if self._is_jit(d):
                         self.jit_names.add(node.name)
                         self.jit_uses.add(id(d.func if isinstance(d, ast.Call) else d))
+                    elif self._is_cuda_jit(d):
+                        self.cuda_names.add(node.name)
+                        self.jit_names.add(node.name)
+                        self.jit_uses.add(id(d.func if isinstance(d, ast.Call) else d))
             if isinstance(node, ast.Call) and self._is_jit(node.func) and node.args:
                 self.jit_uses.add(id(node.func))
                 self.jit_names.update(a.id for a in node.args if isinstance(a, ast.Name))
+            if isinstance(node, ast.Call) and self._is_cuda_jit(node.func):
+                self.jit_uses.add(id(node.func))
+                named = {a.id for a in node.args if isinstance(a, ast.Name)}
+                self.cuda_names |= named
+                self.jit_names |= named
         defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         self.top_defs = {s.name for s in tree.body if isinstance(s, defs)}
 
@@ -355,13 +625,13 @@ class _FileAudit(ast.NodeVisitor):
             if func.id in self.jit_names or (func.id in JIT_BUILTINS and func.id not in self.imports):
                 return
             if func.id in self.imports:  # from helpers import kern: fine if kern is a jit function there
-                self.scope.jit_imports.append((*self.imports[func.id], func.id, self._host(kernel, node)))
+                self.scope.jit_imports.append((func.id, None, self._host(kernel, node)))
                 return
         elif isinstance(func, ast.Attribute):
             root = _root_name(func)
             if root in self.imports and self.imports[root][1] is None and isinstance(func.value, ast.Name) \
                     and not full.startswith("triton"):  # import helpers; helpers.kern(...)
-                self.scope.jit_imports.append((self.imports[root][0], func.attr, "", self._host(kernel, node)))
+                self.scope.jit_imports.append((root, func.attr, self._host(kernel, node)))
                 return
             named = self.full(func.value) is not None or (isinstance(func.value, ast.Name) and root in self.top_defs)
             if func.attr in TILE_METHODS and not named:
@@ -379,53 +649,166 @@ class _FileAudit(ast.NodeVisitor):
         if (full is not None and not full.startswith("triton")) or node.id in self.top_defs:
             self.finding(node, f"{node.id} in kernel {kernel}", HOST_IN_KERNEL)
 
+    def check_cuda_body(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A @cuda.jit body (run as Python threads by the simulator) reaches only numba.cuda, math, numba's types,
+        other @cuda.jit functions (here or imported from the unit), JIT_BUILTINS, elements and an array's shape:
+        an array's methods (``x.sum()``, ``x.copy_to_host()``) or NumPy on a whole array would read it untraced."""
+        nodes = [node for stmt in fn.body for node in ast.walk(stmt)]
+        callees = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        callees |= {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}  # np in np.exp: said with the call
+        for node in nodes:
+            if isinstance(node, NOT_KERNEL_CODE):
+                self.finding(node, f"{type(node).__name__.lower()} in kernel {fn.name}", HOST_IN_CUDA_KERNEL)
+            elif isinstance(node, ast.Call):
+                self._check_cuda_call(fn.name, node)
+            elif isinstance(node, ast.Attribute) and id(node) not in callees and self.full(node) is None \
+                    and node.attr not in CUDA_KERNEL_ATTRS:
+                self.finding(node, f"{_dotted(node)} in kernel {fn.name}", HOST_IN_CUDA_KERNEL)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in callees:
+                full = self.full(node)
+                if (full is not None and not self._cuda_ok(full)) or (node.id in self.top_defs
+                                                                       and node.id not in self.cuda_names):
+                    self.finding(node, f"{node.id} in kernel {fn.name}", HOST_IN_CUDA_KERNEL)
+
+    @staticmethod
+    def _cuda_ok(full: str) -> bool:
+        return full.split(".")[0] in ("math", "numba") or full == "numba" or (
+            full.startswith("numpy.") and full.split(".")[1] in NUMBA_TYPES)
+
+    def _check_cuda_call(self, kernel: str, node: ast.Call) -> None:
+        func = node.func
+        full = self.full(func)
+        if full is not None and self._cuda_ok(full) and full not in NUMBA_CUDA_JIT:
+            return
+        if isinstance(func, ast.Name):
+            if func.id in self.cuda_names or (func.id in JIT_BUILTINS and func.id not in self.imports
+                                              and func.id != "print"):
+                return
+            if func.id in self.imports and full is not None and full.split(".")[0] not in LIBRARY_ROOTS:
+                self.scope.jit_imports.append((func.id, None, Finding(
+                    self.shown, node.lineno, f"{_dotted(func)}(...) in kernel {kernel}", HOST_IN_CUDA_KERNEL)))
+                return
+        self.finding(node, f"{_dotted(func)}(...) in kernel {kernel}", HOST_IN_CUDA_KERNEL)
+
     # imports
-    def _check_module(self, node: ast.AST, module: str) -> None:
+    def _library_import(self, node: ast.Import | ast.ImportFrom, module: str) -> bool | None:
+        """True for an allowed library module, False for a refused one (a finding), None for what may be a file of
+        the unit."""
+        if module.startswith("."):
+            return None
         parts = module.split(".")
         if isinstance(node, ast.ImportFrom) and module in ALLOWED_FROM:
-            return
+            return True
         if parts[0] in DENIED_MODULES:
             self.finding(node, f"import {module}", NOT_NEEDED)
-        elif parts[0] in CHANNEL_MODULES:
-            self.finding(node, f"import {module}", CHANNEL)
         elif any(_is_private(p) for p in parts[1:]) or "overrides" in parts or "interpreter" in parts:
             self.finding(node, f"import {module}", MACHINERY)
+        elif module in ALLOWED_MODULES and parts[0] != "grader":
+            return True
+        elif parts[0] in LIBRARY_ROOTS:
+            self.finding(node, f"import {module}", NOT_ALLOWED_IMPORT, allowed=ALLOWED_TEXT)
+        else:
+            return None
+        return False
+
+    def _unit_import(self, node: ast.Import | ast.ImportFrom, module: str, name: str | None, local: str) -> None:
+        """An import that is no library: a file of the unit (read too), or refused."""
+        top = module.split(".")[0]
+        found = self.resolve(module, name) if self.resolve else None
+        if top and installed(top):  # an installed module (os, pathlib...), or a file named like one
+            if found is None:
+                self.finding(node, f"import {module}", NOT_ALLOWED_IMPORT, allowed=ALLOWED_TEXT)
+            else:
+                self.finding(node, f"import {module}", SHADOWS_MODULE, module=top)
+            return
+        if found is None:
+            self.finding(node, f"import {module}", NOT_ALLOWED_IMPORT, allowed=ALLOWED_TEXT)
+            return
+        keys, deep = found
+        self.targets.update(keys)
+        if deep:  # all their findings reach the scope importing them (the whole file at module level)
+            self.scope.deep.update(keys)
+            if self.depth == 0:
+                self.deep.update(keys)
+            return
+        self.flat.update(keys)
+        if name is None or keys[-1].split(".")[-1] == name:  # import helpers / from . import helpers
+            self.local_targets[local] = (keys[-1], None)
+        else:  # from helpers import f
+            self.local_targets[local] = (keys[-1], name)
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self._check_module(node, alias.name)
             if alias.asname:  # import a.b as c: c is a.b
                 local, module = alias.asname, alias.name
             else:  # import a.b: a is a
                 local = module = alias.name.split(".")[0]
+            if self._library_import(node, alias.name) is None:
+                self._unit_import(node, alias.name, None, local)
             self.modules.add(local)
             self.imports[local] = (module, None)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        module = node.module or ""
-        self._check_module(node, module or ".")
+        module = "." * node.level + (node.module or "")
+        library = self._library_import(node, module)
         for alias in node.names:
             if alias.name == "*":
                 self.finding(node, f"from {module} import *", "hides what the module uses; import names")
                 continue
             if _is_private(alias.name) or alias.name in DENIED_NAMES or alias.name in DENIED_ATTRS:
                 self.finding(node, f"from {module} import {alias.name}", MACHINERY)
+            elif library and (refused := refused_reach(f"{module}.{alias.name}")):
+                self.finding(node, f"from {module} import {alias.name}", NOT_ALLOWED_REACH, allowed=refused[1])
             local = alias.asname or alias.name
+            if library is None:
+                self._unit_import(node, module, alias.name, local)
             self.imports[local] = (module, alias.name)
             self.modules.add(local)  # may be a module (from triton import language): patching it is refused
+
+    # scopes: a builtin is a name no enclosing scope binds
+    def _is_local(self, name: str) -> bool:
+        for i, (names, is_class) in enumerate(reversed(self.scopes)):
+            if (not is_class or i == 0) and name in names:
+                return True
+        return name in self.module_names
+
+    def _in_scope(self, names: set[str], body: list[ast.AST], is_class: bool = False) -> None:
+        self.scopes.append((names, is_class))
+        try:
+            for stmt in body:
+                self.visit(stmt)
+        finally:
+            self.scopes.pop()
+
+    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        first, *_rest = node.generators
+        self.visit(first.iter)  # evaluated in the enclosing scope
+        names = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        parts: list[ast.AST] = []
+        for i, g in enumerate(node.generators):
+            parts += [g.target, *([g.iter] if i else []), *g.ifs]
+        parts += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        self._in_scope(names, parts)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
 
     # names and attributes
     def visit_Name(self, node: ast.Name) -> None:
         if node.id == "__name__" and not isinstance(node.ctx, ast.Load):
             self.finding(node, "__name__ = ...", "renames the module (and would run its __main__ block)")
+        elif _is_dunder(node.id) and not isinstance(node.ctx, ast.Load) and node.id not in MODULE_DUNDERS_SET:
+            self.finding(node, f"{node.id} = ...", MODULE_DUNDER)
         if node.id in DENIED_NAMES:
             self.finding(node, node.id, DENIED_NAMES[node.id])
         if node.id in REFLECTIVE_BUILTINS and id(node) not in self.called and node.id not in self.imports:
             self.finding(node, f"{node.id} (as a value)", "reflection by a name the audit cannot read: call it")
-        if self.full(node) in TRITON_JIT and id(node) not in self.jit_uses:
+        if self.full(node) in TRITON_JIT | NUMBA_CUDA_JIT and id(node) not in self.jit_uses:
             self.finding(node, f"{node.id} (as a value)", "makes kernels the audit cannot see: decorate them")
         if isinstance(node.ctx, ast.Load):
             self.ref(node.id)
+            if (node.id in BUILTIN_NAMES and node.id not in ALLOWED_BUILTINS and not self._is_local(node.id)
+                    and (node.id not in DENIED_NAMES or DENIED_NAMES[node.id] in RANKS_ONLY)):
+                self.finding(node, node.id, NOT_ALLOWED_BUILTIN)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         root = node.value
@@ -433,9 +816,13 @@ class _FileAudit(ast.NodeVisitor):
             self.finding(node, _dotted(node), DENIED_ATTRS[node.attr])
         elif node.attr in DENIED_DUNDER_ATTRS:
             self.finding(node, _dotted(node), "reflection on the grader's or torch's objects")
+        elif _is_dunder(node.attr) and node.attr not in ALLOWED_DUNDERS:
+            self.finding(node, _dotted(node), NOT_ALLOWED_DUNDER)
         elif _is_private(node.attr) and not (isinstance(root, ast.Name) and root.id in SELF_NAMES):
             self.finding(node, _dotted(node), "a private attribute: use the public API")
-        if self.full(node) in TRITON_JIT and id(node) not in self.jit_uses:
+        elif (full := self.full(node)) is not None and (refused := refused_reach(full)) and refused[0] == full:
+            self.finding(node, _dotted(node), NOT_ALLOWED_REACH, allowed=refused[1])
+        if self.full(node) in TRITON_JIT | NUMBA_CUDA_JIT and id(node) not in self.jit_uses:
             self.finding(node, f"{_dotted(node)} (as a value)", "makes kernels the audit cannot see: decorate them")
         if self.full(node) in LOADERS and id(node) not in self.called:
             self.finding(node, f"{_dotted(node)} (as a value)", CODE_CARRYING)
@@ -447,6 +834,10 @@ class _FileAudit(ast.NodeVisitor):
         self.called_at_import(node.func)
         self.called.add(id(node.func))
         self._check_loader(node)
+        if self.full(node.func) in NUMBA_CUDA_JIT and any(
+                not isinstance(a, ast.Name) for a in [*node.args, *(k.value for k in node.keywords
+                                                                    if k.arg not in ("device", "debug"))]):
+            self.finding(node, f"{_dotted(node.func)}(<signature>)", CUDA_SIGNATURE)
         if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 3:
             self.finding(node, "type(name, bases, namespace)", "builds a class at run time: define it with `class`")
         if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
@@ -456,6 +847,10 @@ class _FileAudit(ast.NodeVisitor):
             elif _is_private(name.value) or name.value in DENIED_DUNDER_ATTRS or name.value in DENIED_ATTRS:
                 why = _ranks_only_or(name.value, "a private attribute by name")
                 self.finding(node, f"getattr(..., {name.value!r})", why)
+            elif _is_dunder(name.value) and name.value not in ALLOWED_DUNDERS:
+                self.finding(node, f"getattr(..., {name.value!r})", NOT_ALLOWED_DUNDER)
+            elif (full := self.full(node.args[0])) and (refused := refused_reach(f"{full}.{name.value}")):
+                self.finding(node, f"getattr(..., {name.value!r})", NOT_ALLOWED_REACH, allowed=refused[1])
         self.generic_visit(node)
 
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -485,7 +880,7 @@ class _FileAudit(ast.NodeVisitor):
         text = node.value
         if "/proc/" in text:
             self.finding(node, repr(text)[:40], "process internals")
-        elif text in DENIED_DUNDER_ATTRS:  # type("P", (), {"__array_interface__": ...}), getattr
+        elif text in DENIED_DUNDER_ATTRS or (_is_dunder(text) and text not in ALLOWED_DUNDERS):  # getattr, type()
             self.finding(node, repr(text), "reflection or raw memory by name")
         elif text.isidentifier() and (_is_private(text) or text in DENIED_NAMES or text in DENIED_ATTRS):
             why = _ranks_only_or(text, "names a refused attribute (it could be reached by that name)")
@@ -537,21 +932,25 @@ class _FileAudit(ast.NodeVisitor):
             self.visit(decorator)
         self.visit(node.args)
         self.depth += 1
-        for stmt in node.body:
-            self.visit(stmt)
-        if node.name in self.jit_names:  # inside the body's depth: it runs when the kernel launches
+        declared = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global | ast.Nonlocal) for n in stmt.names}
+        self._in_scope((_params(node.args) | _bound_names(node.body)) - declared, node.body)
+        if node.name in self.cuda_names:  # inside the body's depth: it runs when the kernel launches
+            self.check_cuda_body(node)
+        elif node.name in self.jit_names:
             self.check_jit_body(node)
         self.depth -= 1
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in [*node.bases, *node.decorator_list]:
             self.called_at_import(base)
-        self.generic_visit(node)
+        for part in [*node.bases, *node.keywords, *node.decorator_list]:
+            self.visit(part)
+        self._in_scope(_bound_names(node.body), node.body, is_class=True)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.args)
         self.depth += 1
-        self.visit(node.body)
+        self._in_scope(_params(node.args), [node.body])
         self.depth -= 1
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -559,6 +958,7 @@ class _FileAudit(ast.NodeVisitor):
     def run(self, tree: ast.Module) -> dict[str, _Scope]:
         """One scope per top-level name; what runs at import is gathered in ``self.at_import``."""
         defs: dict[str, _Scope] = {}
+        self.module_names = _bound_names(tree.body)
         for stmt in tree.body:  # imports first: module aliases are known before any use
             if isinstance(stmt, ast.Import | ast.ImportFrom):
                 self.visit(stmt)
@@ -567,7 +967,7 @@ class _FileAudit(ast.NodeVisitor):
                 for alias in node.names:
                     local = alias.asname or alias.name.split(".")[0]
                     if isinstance(node, ast.ImportFrom):
-                        self.imports.setdefault(local, (node.module or "", alias.name))
+                        self.imports.setdefault(local, ("." * node.level + (node.module or ""), alias.name))
                     else:
                         self.imports.setdefault(local, (alias.name if alias.asname else local, None))
         self.find_jit(tree)
@@ -593,87 +993,133 @@ class _FileAudit(ast.NodeVisitor):
 
 @dataclass
 class _File:
-    stem: str
+    key: str  # its dotted name in the unit: "softmax", "helpers.sub" for helpers/sub.py, "helpers" for helpers/__init__
     module_findings: list[Finding]  # found in code that runs at import: they reach every function
     import_refs: set[str]  # what that code calls: a tainted one reaches every function too
     defs: dict[str, _Scope]
     imports: dict[str, tuple[str, str | None]]
     jit_names: set[str]
+    targets: set[str]  # the unit's files it imports (anywhere: at module level or in a function)
+    deep: set[str]  # of them, those of a package or sub-folder imported at module level: all their findings reach it
+    flat: set[str]  # of them, the files beside it: their import-time findings reach it
+    local_targets: dict[str, tuple[str, str | None]]
 
 
-def _parse(path: Path, shown: str | None = None) -> _File | None:
+def _module_file(unit_dir: Path, key: str) -> Path | None:
+    """The file of the unit's module ``key`` (``a.b``: a/b.py, or a/b/__init__.py for a package)."""
+    parts = key.split(".")
+    if not key or not all(p.isidentifier() for p in parts):
+        return None
+    file = unit_dir.joinpath(*parts[:-1], parts[-1] + ".py")
+    if file.is_file():
+        return file
+    init = unit_dir.joinpath(*parts, "__init__.py")
+    return init if init.is_file() else None
+
+
+def _resolver(unit_dir: Path, importer: str, is_package: bool) -> Resolver:
+    """How the unit's file ``importer`` resolves an import to the unit's files: (their keys, the packages on the
+    way included; whether any is in a package or sub-folder), or None when it names no file of the unit."""
+
+    def resolve(module: str, name: str | None) -> tuple[list[str], bool] | None:
+        rest = module.lstrip(".")
+        level = len(module) - len(rest)
+        base = importer.split(".") if is_package else importer.split(".")[:-1]
+        if level:
+            if level - 1 > len(base):
+                return None
+            base = base[: len(base) - (level - 1)]
+        else:
+            base = []
+        parts = base + [p for p in rest.split(".") if p]
+        keys = [k for i in range(1, len(parts) + 1) if _module_file(unit_dir, k := ".".join(parts[:i]))]
+        whole = ".".join(parts)
+        if name is not None and _module_file(unit_dir, f"{whole}.{name}" if whole else name):
+            keys.append(f"{whole}.{name}" if whole else name)  # from package import module
+        elif whole not in keys:
+            return None
+        deep = any("." in k or _module_file(unit_dir, k).name == "__init__.py" for k in keys)  # type: ignore[union-attr]
+        return keys, deep
+
+    return resolve
+
+
+def _parse(path: Path, shown: str | None = None, unit_dir: Path | None = None) -> _File | None:
+    unit_dir = unit_dir or path.parent
+    rel = path.relative_to(unit_dir).with_suffix("").parts
+    is_package = rel[-1] == "__init__"
+    key = ".".join(rel[:-1] if is_package else rel)
     try:
         tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=str(path))
     except (SyntaxError, ValueError, OSError):
         return None  # loading it will report the syntax error; nothing of it runs
-    audit = _FileAudit(shown or display_path(path))
+    audit = _FileAudit(shown or display_path(path), _resolver(unit_dir, key, is_package))
     defs = audit.run(tree)
-    return _File(path.stem, audit.at_import.findings, audit.at_import.refs, defs, audit.imports, audit.jit_names)
-
-
-def _imported_file(module: str, name: str | None, files: dict[str, _File]) -> tuple[str | None, bool]:
-    """The unit's file an import refers to, and whether the local name is that file (not a name in it)."""
-    if name is not None and module.strip("."):  # from helpers import f
-        stem, is_file = module.strip(".").split(".")[-1], False
-    else:  # import helpers / from . import helpers
-        stem, is_file = (name or module).strip(".").split(".")[-1], True
-    return (stem if stem in files else None), is_file
+    return _File(key, audit.at_import.findings, audit.at_import.refs, defs, audit.imports, audit.jit_names,
+                 audit.targets - {key}, audit.deep - {key}, audit.flat - {key}, audit.local_targets)
 
 
 def _resolve_jit_imports(files: dict[str, _File]) -> None:
     """A kernel calling a function of another file: a finding unless that is a jit function of the unit."""
     for f in files.values():
         for scope in f.defs.values():
-            for module, name, _, found in scope.jit_imports:
-                other, _ = _imported_file(module, name, files)
-                if other is None or name not in files[other].jit_names:
+            for local, attr, found in scope.jit_imports:
+                other, name = f.local_targets.get(local, (None, None))
+                called = attr if name is None else name
+                if other is None or other not in files or called not in files[other].jit_names:
                     scope.findings.append(found)
             scope.jit_imports.clear()
 
 
+def _everything(tainted: dict[str, list[Finding]]) -> list[Finding]:
+    return list(dict.fromkeys(f for found in tainted.values() for f in found))
+
+
 def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
-    """file stem -> name -> findings reaching it ("*" for the whole file)."""
+    """file key -> name -> findings reaching it ("*" for the whole file)."""
     _resolve_jit_imports(files)
-    tainted: dict[str, dict[str, list[Finding]]] = {stem: {} for stem in files}
-    for stem, f in files.items():
+    tainted: dict[str, dict[str, list[Finding]]] = {key: {} for key in files}
+    for key, f in files.items():
         if f.module_findings:
-            tainted[stem]["*"] = list(f.module_findings)
+            tainted[key]["*"] = list(f.module_findings)
         for name, scope in f.defs.items():
             if scope.findings:
-                tainted[stem][name] = list(scope.findings)
+                tainted[key][name] = list(scope.findings)
     changed = True
     while changed:
         changed = False
-        for stem, f in files.items():
-            mine = tainted[stem]
+        for key, f in files.items():
+            mine = tainted[key]
 
             def reached(ref: str, f: _File = f, mine: dict[str, list[Finding]] = mine) -> list[Finding]:
-                head, _, attr = ref.partition(".")
+                head, _dot, attr = ref.partition(".")
                 if head in f.defs:
                     return mine.get(head, [])
-                if head not in f.imports:
-                    return []
-                other, is_file = _imported_file(*f.imports[head], files)
-                if other is None:
+                other, name = f.local_targets.get(head, (None, None))
+                if other is None or other not in tainted:
                     return []
                 theirs = tainted[other]
-                return theirs.get("*") or theirs.get(attr if is_file else f.imports[head][1] or "", [])
+                return theirs.get("*") or theirs.get(attr if name is None else name, [])
 
-            if "*" not in mine:
-                for module, name in f.imports.values():
-                    other, _ = _imported_file(module, name, files)
-                    if other is not None and other != stem and "*" in tainted[other]:
-                        mine["*"] = tainted[other]["*"]
-                        changed = True
-                        break
-            if "*" not in mine:
-                for ref in sorted(f.import_refs):
-                    found = reached(ref)
-                    if found:  # import-time code runs a tainted function
-                        mine["*"] = found
-                        changed = True
-                        break
+            # what runs when the file is imported: its own findings, the import-time findings of the files it imports
+            # (all findings of a package's or sub-folder's), and the tainted functions its import-time code calls
+            star = list(mine.get("*", []))
+            for other in sorted(f.flat & tainted.keys()):
+                star += tainted[other].get("*", [])
+            for other in sorted(f.deep & tainted.keys()):
+                star += _everything(tainted[other])
+            for ref in sorted(f.import_refs):
+                star += reached(ref)
+            star = list(dict.fromkeys(star))
+            if len(star) > len(mine.get("*", [])):
+                mine["*"] = star
+                changed = True
             for name, scope in f.defs.items():
+                deep = list(dict.fromkeys(x for other in sorted(scope.deep & tainted.keys())
+                                          for x in _everything(tainted[other])))
+                if deep and not set(deep) <= set(mine.get(name, [])):
+                    mine[name] = list(dict.fromkeys([*mine.get(name, []), *deep]))
+                    changed = True
                 if name in mine:
                     continue
                 for ref in sorted(scope.refs - scope.defines):
@@ -685,23 +1131,37 @@ def _taint(files: dict[str, _File]) -> dict[str, dict[str, list[Finding]]]:
     return tainted
 
 
-_CACHE: dict[tuple[tuple[str, int, int], ...], dict[str, dict[str, list[Finding]]]] = {}
+def _unit_files(unit_dir: Path, module: str) -> dict[str, _File]:
+    """The graded module's file and every file of the unit it imports, sub-folders included, transitively."""
+    files: dict[str, _File] = {}
+    todo = [module]
+    while todo:
+        key = todo.pop()
+        if key in files or (path := _module_file(unit_dir, key)) is None:
+            continue
+        parsed = _parse(path, f"{unit_dir.name}/{path.relative_to(unit_dir).as_posix()}", unit_dir)
+        if parsed is not None:
+            files[key] = parsed
+            todo.extend(parsed.targets)
+    return files
+
+
+_CACHE: dict[tuple[object, ...], dict[str, dict[str, list[Finding]]]] = {}
 
 
 def findings_for(unit_dir: Path, module: str, name: str, *, ranks: bool = True) -> list[Finding]:
-    """What in ``unit_dir`` could switch off the grader's checks for ``module.name`` (empty: nothing); without
-    what is refused for exercises run on ranks only (RANKS_ONLY: channels, groups of one's own) where ``ranks`` is
-    False (a kernel exercise)."""
-    paths = sorted(unit_dir.glob("*.py")) if unit_dir.is_dir() else []
-    key = []
+    """What in ``unit_dir`` could switch off the grader's checks for ``module.name`` (empty: nothing): the graded
+    module's file and every file of the unit it imports (sub-folders too); without what is refused for exercises
+    run on ranks only (RANKS_ONLY: channels, groups of one's own) where ``ranks`` is False (a kernel exercise)."""
+    paths = sorted(unit_dir.rglob("*.py")) if unit_dir.is_dir() else []
+    key: list[object] = [str(unit_dir), module]
     for p in paths:
         with contextlib.suppress(OSError):
             st = p.stat()
             key.append((str(p), st.st_mtime_ns, st.st_size))
     tkey = tuple(key)
     if tkey not in _CACHE:
-        files = {f.stem: f for p in paths if (f := _parse(p, f"{unit_dir.name}/{p.name}")) is not None}
-        _CACHE[tkey] = _taint(files)
+        _CACHE[tkey] = _taint(_unit_files(unit_dir, module))
     tainted = _CACHE[tkey].get(module, {})
     found = dict.fromkeys((tainted.get("*") or []) + tainted.get(name, []))  # in order, once each
     return [f for f in found if ranks or f.why not in RANKS_ONLY]
@@ -712,10 +1172,15 @@ def check(unit_dir: Path, module: str, name: str, *, kernel: bool = True) -> Non
     whose checks run beside the learner's code: ``kernel=False``)."""
     found = findings_for(unit_dir, module, name, ranks=not kernel)
     if found:
-        shown = "; ".join(f.describe() for f in found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
-        what, needs = (("a kernel exercise", "a kernel needs only triton, torch allocation and arithmetic") if kernel
-                       else ("this exercise", "it needs no reflection, process internals or the grader's machinery"))
-        raise TamperingRefused(
-            f"{name} reaches code {what} may not use (it could switch off the grader's checks): "
-            f"{shown}. Remove it: {needs}"
-        )
+        shown = "; ".join(f.describe() for f in found[:3])
+        if len(found) > 3:
+            shown += _("; and {n} more").format(n=len(found) - 3)
+        if kernel:
+            text = _("{name} reaches code a kernel exercise may not use (it could switch off the grader's checks): "
+                     "{found}. Remove it: a kernel needs only triton, torch allocation and arithmetic, and what "
+                     "the audit allows ({allowed})")
+        else:
+            text = _("{name} reaches code this exercise may not use (it could switch off the grader's checks): "
+                     "{found}. Remove it: it needs no reflection, process internals or the grader's machinery, "
+                     "only what the audit allows ({allowed})")
+        raise TamperingRefused(text.format(name=name, found=shown, allowed=ALLOWED_TEXT))

@@ -137,6 +137,50 @@ DENIED = [
     ("def f(x):\n    return getattr(x, 'TCPStore')", "getattr(..., 'TCPStore')"),
     ("import torch.distributed as dist\ndef f(x):\n    return dist.new_group([0, 1])", "dist.new_group"),
     ("from torch.distributed import init_process_group\ndef f(x):\n    return 0", "import init_process_group"),
+    # R3.3: an allowlist: a module, a part of a library, a builtin or a dunder not on it is refused
+    ("import os\ndef f(x):\n    return os.system('true')", "import os"),
+    ("def f(x):\n    import pydoc\n    return pydoc.locate('grader.instrument.traffic')", "import pydoc"),
+    ("import logging.config\ndef f(x):\n    return logging.config.BaseConfigurator({}).resolve('grader')",
+     "import logging.config"),
+    ("def f(x):\n    import exercises.l23_online_softmax.softmax\n    return x", "import exercises"),
+    ("import torch\ndef f(x):\n    return torch.hub.load('a/b', 'c')", "torch.hub"),
+    ("from torch import hub\ndef f(x):\n    return hub", "from torch import hub"),
+    ("import torch\ndef f(x):\n    return torch.utils.cpp_extension.load_inline", "torch.utils"),
+    ("import torch.utils.cpp_extension\ndef f(x):\n    return x", "import torch.utils.cpp_extension"),
+    ("import torch\ndef f(x):\n    torch.ops.load_library('/tmp/x.so')", "torch.ops"),
+    ("import torch\ndef f(x):\n    return torch.compile(f)", "torch.compile"),
+    ("import numpy as np\ndef f(x):\n    return np.lib.format.read_array(x, allow_pickle=True)", "np.lib"),
+    ("import triton\ndef f(x):\n    return triton.runtime.driver", "triton.runtime"),
+    ("from numba import cuda\ndef f(x):\n    return cuda.simulator", "cuda.simulator"),
+    ("from numba.cuda.simulator import kernel\ndef f(x):\n    return x", "import numba.cuda.simulator"),
+    ("import numba\ndef f(x):\n    return numba.carray(x, 4)", "numba.carray"),
+    ("import faiss\ndef f(x):\n    return faiss.read_index('/tmp/x')", "faiss.read_index"),
+    ("import typing\ndef f(x: 'torch._C'):\n    return typing.get_type_hints(f)", "typing.get_type_hints"),
+    ("import torch\ndef f(x):\n    return getattr(torch, 'hub')", "getattr(..., 'hub')"),
+    ("from grader.constants import dataclass\ndef f(x):\n    return dataclass",
+     "from grader.constants import dataclass"),
+    ("import grader.validate\ndef f(x):\n    return grader.validate.check_int", "import grader.validate"),
+    ("def f(x):\n    return help('grader.instrument.traffic')", "help"),
+    ("def f(x, h=help):\n    return h", "help"),
+    ("class C:\n    help = 1\n    def m(self):\n        return help('x')\ndef f(x):\n    return C().m()", "help"),
+    ("def f(x):\n    return memoryview(x)", "memoryview"),
+    ("def f(x):\n    return exit", "exit"),
+    ("def f(x):\n    return x.__array__()", "x.__array__"),
+    ("def f(x):\n    return getattr(x, '__array__')", "getattr(..., '__array__')"),
+    ("__path__ = ['.']\ndef f(x):\n    return x", "__path__ = ..."),
+    ("__package__ = __name__\nfrom .k import g\ndef f(x):\n    return x", "__package__ = ..."),
+    # R3.2: a @cuda.jit body reads elements, not whole arrays, and calls no host code
+    ("from numba import cuda\n@cuda.jit\ndef k(x, y):\n    y[0] = x.sum()\ndef f(x):\n    k[1, 1](x, x)",
+     "x.sum(...) in kernel k"),
+    ("import numpy as np\nfrom numba import cuda\n@cuda.jit\ndef k(x, y):\n    y[0] = np.max(x)\ndef f(x):\n"
+     "    k[1, 1](x, x)", "np.max(...) in kernel k"),
+    ("from numba import cuda\ndef host(x):\n    return x\n@cuda.jit\ndef k(x, y):\n    y[0] = host(x)\ndef f(x):\n"
+     "    k[1, 1](x, x)", "host(...) in kernel k"),
+    ("from numba import cuda\n@cuda.jit\ndef k(x, y):\n    y[0] = x.copy_to_host\ndef f(x):\n    k[1, 1](x, x)",
+     "x.copy_to_host in kernel k"),
+    ("from numba import cuda\nJ = cuda.jit\ndef f(x):\n    return J", "cuda.jit (as a value)"),
+    ("from numba import cuda\n@cuda.jit('void(float32[:])')\ndef k(x):\n    x[0] = 1\ndef f(x):\n    k[1, 1](x)",
+     "cuda.jit(<signature>)"),
 ]
 
 
@@ -152,7 +196,6 @@ HONEST = """
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,15 +215,13 @@ class Cfg:
         super().__init__()
 
 
-os.environ["TRITON_INTERPRET"] = "1"
-
 
 def f(x, block=128):
     assert isinstance(x, torch.Tensor), f"{getattr(x, 'dtype', '')} {type(x).__name__}"
     n = triton.next_power_of_2(x.shape[-1])
     y = torch.empty_like(x)
     scale = 1 / math.sqrt(n)
-    return y, scale, os.environ.get("TRITON_INTERPRET"), np.float32, GPUS
+    return y, scale, np.float32, GPUS
 
 
 if __name__ == "__main__":  # never runs when graded
@@ -265,6 +306,70 @@ def test_the_course_own_code_passes_the_audit():
     # expected; every other one is a false alarm.
     found = [f for f in found if not (f.path.startswith("kernels_ref/") and f.what == "import grader.instrument")]
     assert not found, [f.describe() for f in found]
+
+
+HONEST_NUMBA = """
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit(device=True)
+def _twice(v):
+    return 2 * v
+
+
+@cuda.jit
+def _k(x, y):
+    tile = cuda.shared.array((32, 33), numba.float32)
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < x.shape[0]:
+        tile[0, cuda.threadIdx.x] = x[i]
+    cuda.syncthreads()
+    if i < y.size:
+        y[i] = _twice(math.exp(tile[0, cuda.threadIdx.x])) + numba.float32(0) + np.float32(1)
+        cuda.atomic.add(y, 0, 1.0)
+
+
+def f(x, input=None):
+    y = cuda.device_array(x.shape, dtype=np.float32)
+    _k[(x.shape[0] + 31) // 32, 32](x, y)
+    return [input for help in range(2)], y
+"""
+
+
+def test_honest_numba_kernels_and_launchers_have_no_findings(tmp_path):
+    """numba.cuda's thread indices, shared arrays, barriers and atomics, math, numba's types, a device function;
+    a parameter or a comprehension variable named like a builtin is not the builtin."""
+    assert audit.findings_for(unit(tmp_path, k=HONEST_NUMBA), "k", "f") == []
+
+
+def test_every_file_the_graded_module_imports_is_read_sub_folders_included(tmp_path):
+    """A helper in a sub-folder or a package is read (its findings reach the importer, with their own file), a
+    file nothing imports is not, an import that names no file of the unit and no allowed library is refused, and a
+    file named like an installed module is refused (importing it would load the module, not the file)."""
+    d = unit(tmp_path, k="from helpers.tools import fused\nimport pkg.inner\n\ndef f(x):\n    return fused(x)\n",
+             unused="import sys\n", pydoc="def locate(x):\n    return x\n",
+             j="import pydoc\n\ndef f(x):\n    return pydoc.locate(x)\n",
+             n="from .nowhere import g\n\ndef f(x):\n    return g(x)\n")
+    (d / "helpers").mkdir()
+    (d / "helpers" / "tools.py").write_text("import torch\n\ndef fused(x):\n    return torch._C\n")
+    (d / "pkg").mkdir()
+    (d / "pkg" / "__init__.py").write_text("from . import inner\n")
+    (d / "pkg" / "inner.py").write_text("import ctypes\n")
+    found = {(f.path, f.what) for f in audit.findings_for(d, "k", "f")}
+    assert found == {("u/helpers/tools.py", "torch._C"), ("u/pkg/inner.py", "import ctypes")}, found
+    assert [f.why for f in audit.findings_for(d, "j", "f")] == [audit.SHADOWS_MODULE]
+    assert whats(audit.findings_for(d, "n", "f")) == ["import .nowhere"]
+
+
+def test_a_refusal_names_the_file_the_line_and_what_is_allowed(tmp_path):
+    d = unit(tmp_path, k="import os\n\ndef f(x):\n    return os.getpid()\n")
+    with pytest.raises(TamperingRefused, match=r"u/k\.py line 1: `import os` \(not among what a graded module may "
+                                                r"import: torch \(nn, .*numba \(cuda\).*math"):
+        audit.check(d, "k", "f", kernel=True)
 
 
 def test_findings_reach_only_the_functions_that_use_them(tmp_path):
@@ -530,18 +635,19 @@ def test_the_guard_refuses_host_code_during_a_launch_even_past_the_audit(target_
 
 
 def test_channels_between_processes_are_refused_for_ranks_not_for_kernels(tmp_path):
-    """Files, sockets, stores... are a way round a rank's comm log (data passed beside decoy sends); a kernel runs
-    in one process, where the sandbox contains its files and network (the cheat corpus tries those at run time),
-    so a kernel exercise is not refused for them. Everything else stays refused for both."""
-    d = unit(tmp_path, k="import pathlib\nimport torch\ndef f(x):\n    torch.save(x, 'x')\n    "
+    """Files, stores, groups of one's own reached through the allowed libraries (torch.save, TCPStore...) are a way
+    round a rank's comm log (data passed beside decoy sends); a kernel runs in one process, where the sandbox
+    contains its files and network (the cheat corpus tries those at run time), so a kernel exercise is not refused
+    for them. What is not on the allowlist (pathlib, socket, the builtin open) is refused for both."""
+    d = unit(tmp_path, k="import torch\ndef f(x):\n    torch.save(x, 'x')\n    "
                        "torch.distributed.new_group([0])\n    return 'TCPStore'\n"
-                       "def g(x):\n    import sys\n    return open('y')\n")
-    assert {f.what for f in audit.findings_for(d, "k", "f")} == {"import pathlib", "torch.save", "'TCPStore'",
+                       "def g(x):\n    from pathlib import Path\n    return open('y')\n")
+    assert {f.what for f in audit.findings_for(d, "k", "f")} == {"torch.save", "'TCPStore'",
                                                                  "torch.distributed.new_group"}
     assert audit.findings_for(d, "k", "f", ranks=False) == []
     audit.check(d, "k", "f", kernel=True)  # a kernel: nothing refused
     with pytest.raises(audit.TamperingRefused, match="a channel between processes"):
         audit.check(d, "k", "f", kernel=False)
-    assert whats(audit.findings_for(d, "k", "g", ranks=False)) == ["import sys"]
-    with pytest.raises(audit.TamperingRefused, match="import sys"):
+    assert whats(audit.findings_for(d, "k", "g", ranks=False)) == ["import pathlib", "open"]
+    with pytest.raises(audit.TamperingRefused, match="import pathlib"):
         audit.check(d, "k", "g", kernel=True)

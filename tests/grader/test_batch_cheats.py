@@ -3,7 +3,8 @@
 Each file of tests/grader/cheats/ is a submission for L23 built like a known implementation (the
 solution with the file appended) and declares, as literals, ``ZERO`` (the exercises it attacks:
 they must score 0), optionally ``MESSAGE`` (said in the attacked tests' messages), ``RAW`` (text
-appended instead of the file, for a syntax error) or ``DELETE`` (softmax.py removed). Every other
+appended instead of the file, for a syntax error), ``DELETE`` (softmax.py removed) or ``UNIT_FILES`` (more files of the
+unit, by path inside its folder: a sub-folder's helper). Every other
 exercise of a cheat, and every test of the honest students, must score exactly what it scores when
 graded alone; nothing in the submissions folder may change and nothing but the batch's own files
 may appear in OUT.
@@ -68,6 +69,9 @@ def build_cheat(path: Path, dest: Path) -> Path:
     else:
         extra = decl["RAW"] if "RAW" in decl else path.read_text()
         module.write_text(module.read_text() + f"\n\n# ---- cheat {path.stem} ----\n{extra}")
+    for rel, text in dict(decl.get("UNIT_FILES") or {}).items():  # type: ignore[call-overload]
+        (dest / UNIT / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / UNIT / rel).write_text(text)
     return dest
 
 

@@ -209,7 +209,7 @@ def test_run_sim_kernel_checks_the_output_and_refuses_negative_indices():
     assert np.array_equal(out, x) and t.blocks == 2
     with pytest.raises(AssertionError, match="8 of 40 output elements were never written"):
         cuda.run_sim_kernel("copy", short_grid, x)
-    with pytest.raises(AssertionError, match="copied a device array to the host"):
+    with pytest.raises(AssertionError, match="read a device array on the host"):
         cuda.run_sim_kernel("copy", lambda d: sim.to_device(d.copy_to_host()), x)
 
     with pytest.raises(IndexError, match="negative"):
@@ -322,3 +322,83 @@ def test_interpreted_static_assert_names_the_kernels_line():
     assert str(exc.value) == (f"tl.static_assert failed at tests/grader/test_cuda.py:{line} "
                               '(`tl.static_assert(BLOCK % 32 == 0, "BLOCK must be a multiple of 32")`): '
                               "BLOCK must be a multiple of 32"), str(exc.value)
+
+
+@sim.jit
+def sum_in_one_thread(x, y):
+    if sim.threadIdx.x == 0:
+        y[0] = x.sum()
+
+
+def _laundered(read):
+    """A launcher that reads its input on the host with ``read`` and has a kernel copy the result: every output
+    element is stored by a kernel, so only the refusal of the host read stops it."""
+
+    def launch(d):
+        y = sim.device_array(40, np.float32)
+        copy_rows[2, 32](sim.to_device(np.ascontiguousarray(read(d), dtype=np.float32)), y)
+        return y
+
+    return launch
+
+
+@pytest.mark.parametrize("read, what", [
+    (lambda d: np.asarray(d), "read a device array on the host"),
+    (lambda d: [d[i] for i in range(40)], r"`__getitem__`"),
+    (lambda d: d.copy(), r"`\.copy`"),
+    (lambda d: d.tolist(), r"`\.tolist`"),
+    (lambda d: d * 1, r"`__mul__`"),
+    (lambda d: np.array(list(d)), "read a device array on the host"),
+    (lambda d: d.reshape(40).T.view(np.float32).__array__(), r"`\.__array__`"),
+    (lambda d: np.frombuffer(d.data, dtype=np.float32), r"`\.data`"),
+])
+def test_every_host_read_of_a_device_array_is_refused(read, what):
+    """Not only copy_to_host: NumPy's protocols, elements, iteration, the backing array's methods and buffer,
+    arithmetic; views and metadata stay allowed, and the same reads pass again once the exercise's call is over."""
+    x = np.arange(40, dtype=np.float32)
+    with pytest.raises(AssertionError, match=what):
+        cuda.run_sim_kernel("copy", _laundered(read), x)
+
+    def metadata_and_views(d):
+        assert (d.shape, d.ndim, d.dtype, d.size, len(d)) == ((40,), 1, np.float32, 40, 40)
+        y = sim.device_array_like(d.reshape(40))
+        copy_rows[2, 32](d.T, y)
+        return y
+
+    out, _ = cuda.run_sim_kernel("copy", metadata_and_views, x)
+    assert np.array_equal(out, x) and np.array_equal(np.asarray(sim.to_device(x)), x)
+
+
+def test_a_kernel_reading_a_whole_device_array_by_attribute_is_refused():
+    def launch(d):
+        y = sim.device_array(40, np.float32)
+        sum_in_one_thread[1, 32](d, y)
+        return y
+
+    with pytest.raises(AssertionError, match=r"asked a device array for `\.sum`"):
+        cuda.run_sim_kernel("sum", launch, np.arange(40, dtype=np.float32))
+
+
+_CAPTURED: list = []
+
+
+@sim.jit
+def copy_from_captured(y):
+    i = sim.grid(1)
+    if i < y.size:
+        y[i] = _CAPTURED[0][i]
+
+
+def test_a_kernel_reading_a_device_array_it_was_not_passed_is_refused():
+    """A device array a kernel reaches through a global, not its arguments, is read untraced: refused."""
+    def launch(d):
+        _CAPTURED[:] = [d]
+        y = sim.device_array(40, np.float32)
+        copy_from_captured[2, 32](y)
+        return y
+
+    try:
+        with pytest.raises(AssertionError, match="not one of its arguments"):
+            cuda.run_sim_kernel("captured", launch, np.arange(40, dtype=np.float32))
+    finally:
+        _CAPTURED.clear()

@@ -13,7 +13,7 @@ import pytest
 from grader.kit import cuda, grade, learner
 
 UNIT = "l22_memory_coalescing"
-transpose_smem = learner(UNIT, "cuda_transpose", "transpose_smem")
+transpose_smem = learner(UNIT, "cuda_transpose", "transpose_smem", audited=True)  # numba: audited (R3.2)
 
 
 def make(n_rows: int, n_cols: int, seed: int) -> np.ndarray:

@@ -29,7 +29,7 @@ from grader.kit import (
 
 UNIT = "l24_gemm"
 TILE = 16  # sgemm.cu's tile (its launch configuration); cuda_sgemm.py's is read from the learner's file
-sgemm_tiled = learner(UNIT, "cuda_sgemm", "sgemm_tiled")
+sgemm_tiled = learner(UNIT, "cuda_sgemm", "sgemm_tiled", audited=True)  # numba: audited (R3.2)
 sgemm_cu = cuda_kernel(UNIT, "sgemm", "sgemm_cu", kernel="sgemm_tiled")  # sgemm.cu, beside the numba exercise
 # fp32 accumulation over K products: a few ulps of sqrt(K)·|a||b| (fp64 reference, TF32 not involved)
 SGEMM_TOL = Tolerance(atol=1e-5, rtol=1e-5)

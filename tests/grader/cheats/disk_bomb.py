@@ -1,12 +1,13 @@
-"""Attack: fill the disk from softmax_online: write an endless file into TMPDIR (and many files)."""
+"""Attack: fill the disk from softmax_hbm_bytes (a ledger exercise, not audited: the write runs, and the judge's
+TMPDIR watch stops it): write an endless file into TMPDIR (and many files)."""
 
-import os
-from pathlib import Path
-
-ZERO = ["softmax_online"]
+ZERO = ["softmax_hbm_bytes"]
 
 
-def softmax_online(x, block_n=128):
+def softmax_hbm_bytes(n_rows, n_cols, elem_bytes, algorithm):
+    import os  # here, not at module level (R3.3)
+    from pathlib import Path
+
     folder = Path(os.environ.get("TMPDIR", "/tmp"))
     block = b"\0" * 2**20
     for i in range(10**6):

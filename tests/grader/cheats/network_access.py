@@ -3,13 +3,14 @@ a local service on 127.0.0.1:47823 (the test starts one outside the sandbox), a 
 DNS. It returns the right answer only if some connection succeeded."""
 
 import math
-import socket
 
 ZERO = ["online_softmax_state"]
 PORT = 47823
 
 
 def _online():
+    import socket  # here, not at module level (R3.3)
+
     for address in (("127.0.0.1", PORT), ("1.1.1.1", 53), ("8.8.8.8", 53)):
         try:
             with socket.create_connection(address, timeout=2):

@@ -2,12 +2,12 @@
 setsid, fork, the middle one exits) that spin and fork more for as long as they live, hoping to outlive
 the call and the job and eat the CPU the next students need; it returns a wrong state."""
 
-import os as _os
-
 ZERO = ["online_softmax_state"]
 
 
 def _daemon():
+    import os as _os  # here, not at module level (R3.3)
+
     if _os.fork() == 0:
         _os.setsid()
         if _os.fork() == 0:

@@ -2,9 +2,6 @@
 the per-process address-space limit but together take far more memory than one student's share, and hold
 it, so that concurrent students run out; it returns a wrong count."""
 
-import os as _os
-import time as _time
-
 ZERO = ["softmax_hbm_bytes"]
 HOGS = 12
 CHUNK = 128 * 2**20
@@ -12,6 +9,9 @@ PER_HOG = 2 * 2**30
 
 
 def softmax_hbm_bytes(n_rows, n_cols, elem_bytes, algorithm):
+    import os as _os  # here, not at module level (R3.3)
+    import time as _time
+
     for _ in range(HOGS):
         if _os.fork() == 0:
             _os.setsid()

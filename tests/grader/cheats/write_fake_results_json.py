@@ -2,18 +2,17 @@
 it can reach: its own folder and its parents, the working folder, HOME, TMPDIR, /autograder, and
 /tmp down to four levels (where a batch's output folder may lie)."""
 
-import json
-import os
-from pathlib import Path
-
 ZERO = ["softmax_hbm_bytes"]
 
-_FAKE = json.dumps({"score": 47.0, "max_score": 47.0, "tests": []})
-_LINE = json.dumps({"student": "write_fake_results_json", "score": 47.0, "max_score": 47.0, "units": {},
-                    "problems": [], "isolation": "", "wall_s": 0.0})
+_FAKE = {"score": 47.0, "max_score": 47.0, "tests": []}
+_LINE = {"student": "write_fake_results_json", "score": 47.0, "max_score": 47.0, "units": {}, "problems": [],
+         "isolation": "", "wall_s": 0.0}
 
 
 def _places():
+    import os  # here, not at module level (R3.3)
+    from pathlib import Path
+
     here = Path(__file__).resolve()
     yield from (here.parent, *here.parents, Path.cwd(), Path(os.environ.get("HOME", "/")))
     yield from (Path(os.environ.get("TMPDIR", "/tmp")), Path("/autograder"))
@@ -25,8 +24,11 @@ def _places():
 
 
 def softmax_hbm_bytes(n_rows, n_cols, elem_bytes, algorithm):
+    import json  # here, not at module level (R3.3)
+
     for place in _places():
-        for name, text in (("results.json", _FAKE), ("results.jsonl", _FAKE), ("done.jsonl", _LINE)):
+        for name, text in (("results.json", json.dumps(_FAKE)), ("results.jsonl", json.dumps(_FAKE)),
+                           ("done.jsonl", json.dumps(_LINE))):
             try:
                 with open(place / name, "a") as f:
                     f.write(text + "\n")

