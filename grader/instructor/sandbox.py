@@ -306,13 +306,13 @@ THIRD_PARTY_PRELOAD = (
 
 def judge_preload() -> tuple[str, ...]:
     """The modules judge_main imports before grading: the grader's, derived from the imports (the judge's entries,
-    and every module the kit names for import on first use), then :data:`THIRD_PARTY_PRELOAD`."""
+    and every module the kit names for import on first use), after :data:`THIRD_PARTY_PRELOAD`."""
     from grader import kit
     from grader.core import layers
 
     lazy = {*kit._LAZY.values(), *kit._LAZY_MODULES.values()}
     ours = layers.reachable([*JUDGE_ENTRIES, *sorted(lazy)], up_to=layers.layer_of("grader.kit")[0])
-    return (*THIRD_PARTY_PRELOAD[:4], *ours, *THIRD_PARTY_PRELOAD[4:])
+    return (*THIRD_PARTY_PRELOAD, *ours)
 
 
 LEARNER_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/shm")
