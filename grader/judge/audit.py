@@ -208,6 +208,7 @@ HOST_IN_KERNEL = "host code inside a @triton.jit kernel: a kernel body calls onl
     "and range/min/max on constants"
 LOADERS = frozenset({"torch.load", "torch.serialization.load", "numpy.load"})
 TRITON_JIT = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
+TRITON_WRAPPERS = frozenset({"triton.autotune", "triton.heuristics"})  # triton.autotune(...)(kernel) wraps a kernel
 _FORMAT_ATTR = re.compile(r"\{[^{}]*(\.\s*_|\[\s*['\"]?_)")  # "{0._C}".format(torch): attribute access by string
 SELF_NAMES = frozenset({"self", "cls"})
 NOT_NEEDED = "reflection, process internals or the grader: not needed by a graded kernel or rank"
@@ -551,6 +552,8 @@ INTERNAL_ATTR = N_("a name of the Triton interpreter's or numba simulator's inte
 # What host code may take of a kernel object itself (``k.best_config`` after autotuning); every other attribute of
 # one is the interpreter's or the compiler's machinery (k.fn, k.run, k.cache...), whatever the unit defines.
 KERNEL_OBJECT_ATTRS = frozenset({"best_config"})
+KERNEL_AS_VALUE = N_("a kernel object used as a value in host code (its attributes are the interpreter's or compiler's "
+                     "machinery): launch it where it is defined, with kernel[grid](...)")
 KERNEL_OBJECT_ATTR = N_("an attribute of a kernel object (the interpreter's or compiler's machinery): launch it with "
                         "kernel[grid](...)")
 
@@ -764,6 +767,11 @@ class _FileAudit(ast.NodeVisitor):
         self.jit_names: set[str] = set()  # functions of this file made @triton.jit
         self.top_defs: set[str] = set()
         self.jit_uses: set[int] = set()  # ids of the nodes that spell triton.jit as a decorator or a call
+        # kernel objects of this file (jit functions, and names bound to triton.autotune(...)(kernel)) and the ids of
+        # the uses of them host code may make: k[grid](...), k.attr (read by the kernel-object rule), a wrapper's arg
+        self.kernel_objects: set[str] = set()
+        self.kernel_uses: set[int] = set()
+        self.in_kernel = 0  # inside how many jit bodies (a kernel naming another kernel is the jit audit's)
         self.called: set[int] = set()  # ids of Name nodes that are the function of a call
         # attributes of values that are no allowed module, checked once the unit's own names are known (R3.3):
         # (the name, its finding, the findings of the scope it is in, the import-time findings when it runs at import)
@@ -846,7 +854,44 @@ class _FileAudit(ast.NodeVisitor):
                 self.jit_names |= named
         defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         self.top_defs = {s.name for s in tree.body if isinstance(s, defs)}
+        self.kernel_objects = set(self.jit_names)
+        pairs: list[tuple[ast.AST, ast.AST]] = []  # (target, value) of every assignment, tuples paired element-wise
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    todo = [(t, node.value)]
+                    while todo:
+                        target, value = todo.pop()
+                        if isinstance(value, ast.IfExp):  # k = a if c else b, (k, n) = (a, 1) if c else (b, 2)
+                            todo += [(target, value.body), (target, value.orelse)]
+                        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                                and len(target.elts) == len(value.elts):
+                            todo += zip(target.elts, value.elts)
+                        else:
+                            pairs.append((target, value))
+        grew = True
+        while grew:  # k = triton.autotune(...)(kern); kernel = a if wide else b: aliases are kernel objects too
+            grew = False
+            for target, value in pairs:
+                kernels = [value] if isinstance(value, ast.Name) and value.id in self.kernel_objects else []
+                if isinstance(target, ast.Name) and target.id not in self.kernel_objects \
+                        and (self._wraps_kernel(value) or kernels):
+                    self.kernel_objects.add(target.id)
+                    grew = True
+                self.kernel_uses |= {id(v) for v in kernels}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) \
+                    and isinstance(node.func.value, ast.Name):  # k[grid](...)
+                self.kernel_uses.add(id(node.func.value))
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):  # k.best_config
+                self.kernel_uses.add(id(node.value))
+            elif isinstance(node, ast.Call) and self._wraps_kernel(node):  # triton.autotune(...)(k)
+                self.kernel_uses |= {id(a) for a in node.args if isinstance(a, ast.Name)}
 
+    def _wraps_kernel(self, node: ast.AST) -> bool:
+        """``triton.autotune(...)(kernel)`` / ``triton.heuristics(...)(kernel)``."""
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Call) \
+            and self.full(node.func.func) in TRITON_WRAPPERS
     def check_jit_body(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A kernel body reaches only tl.*, jit functions (here or imported from the unit) and JIT_BUILTINS."""
         nodes = [node for stmt in fn.body for node in ast.walk(stmt)]
@@ -1050,6 +1095,9 @@ class _FileAudit(ast.NodeVisitor):
             self.finding(node, f"{node.id} (as a value)", "reflection by a name the audit cannot read: call it")
         if self.full(node) in TRITON_JIT | NUMBA_CUDA_JIT and id(node) not in self.jit_uses:
             self.finding(node, f"{node.id} (as a value)", "makes kernels the audit cannot see: decorate them")
+        if isinstance(node.ctx, ast.Load) and node.id in self.kernel_objects and not self.in_kernel \
+                and id(node) not in self.kernel_uses | self.jit_uses:
+            self.finding(node, f"{node.id} (as a value)", KERNEL_AS_VALUE)
         if isinstance(node.ctx, ast.Load):
             self.ref(node.id)
             if (node.id in BUILTIN_NAMES and node.id not in ALLOWED_BUILTINS and not self._is_local(node.id)
@@ -1072,7 +1120,7 @@ class _FileAudit(ast.NodeVisitor):
             self.finding(node, f"{_dotted(node)} (as a value)", "makes kernels the audit cannot see: decorate them")
         if self.full(node) in LOADERS and id(node) not in self.called:
             self.finding(node, f"{_dotted(node)} (as a value)", CODE_CARRYING)
-        if isinstance(root, ast.Name) and root.id in self.jit_names and not _is_dunder(node.attr) \
+        if isinstance(root, ast.Name) and root.id in self.kernel_objects and not _is_dunder(node.attr) \
                 and node.attr not in KERNEL_OBJECT_ATTRS:
             self.finding(node, _dotted(node), KERNEL_OBJECT_ATTR)
         elif not self._on_module(root):
@@ -1192,7 +1240,10 @@ class _FileAudit(ast.NodeVisitor):
         self.visit(node.args)
         self.depth += 1
         declared = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global | ast.Nonlocal) for n in stmt.names}
+        kernel = node.name in self.jit_names
+        self.in_kernel += kernel
         self._in_scope((_params(node.args) | _bound_names(node.body)) - declared, node.body)
+        self.in_kernel -= kernel
         if node.name in self.cuda_names:  # inside the body's depth: it runs when the kernel launches
             self.check_cuda_body(node)
         elif node.name in self.jit_names:

@@ -721,6 +721,8 @@ def f(x, plan=None):
     arr = np.zeros(4, dtype=np.float32).reshape(2, 2).astype(np.float64).sum(axis=0).tolist()
     plan = plan or Plan(cols)
     _copy[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+    kernel, block = (_copy, 64) if rows > 1 else (_copy, 128)  # choosing among kernels, then launching
+    kernel[(1,)](x, y, x.numel(), BLOCK=block)
     label = "{0.shape} {1}".format(x, plan.widest())
     return y, names, arr, math.isfinite(total), label, getattr(x, "dtype", None), y.item() if y.numel() == 1 else 0
 """
@@ -747,6 +749,11 @@ OBJECT_CHEATS = [
     (KERNEL + "def f(x):\n    return _copy.rewritten_fn", "_copy.rewritten_fn"),
     (KERNEL + "def f(x):\n    launch = _copy[(1,)]\n    launch.fn = print\n    return x", "launch.fn"),
     (KERNEL + "def f(x):\n    k = _copy\n    return k.rewriter", "k.rewriter"),
+    (KERNEL + "def fn(v):\n    return v\ndef f(x):\n    launch = _copy[(1,)]\n    launch.fn = fn\n    return x",
+     "_copy (as a value)"),
+    (KERNEL + "def fn(v):\n    return v\ndef f(x):\n    k, n = (_copy if x else _copy), 1\n    return k.fn", "k.fn"),
+    (KERNEL + "def run(v):\n    return v\ndef go(k):\n    return k.run\ndef f(x):\n    return go(_copy)",
+     "_copy (as a value)"),
     ("def f(x):\n    return '{0.untyped_storage}'.format(x)", "'{0.untyped_storage}'"),
     ("def f(x):\n    match x:\n        case object(untyped_storage=s):\n            return s", "case ...(untyped_storage"),
 ]
@@ -757,7 +764,8 @@ def test_an_attribute_outside_the_libraries_public_api_is_refused(tmp_path, sour
     found = audit.findings_for(unit(tmp_path, k=source), "k", "f")
     assert any(what in w for w in whats(found)), f"{what!r} not among {whats(found)}"
     hit = next(f for f in found if what in f.what)
-    assert hit.why in (audit.NOT_ALLOWED_ATTR, audit.REMOVED_ATTR, audit.INTERNAL_ATTR, audit.KERNEL_OBJECT_ATTR)
+    assert hit.why in (audit.NOT_ALLOWED_ATTR, audit.REMOVED_ATTR, audit.INTERNAL_ATTR, audit.KERNEL_OBJECT_ATTR,
+                       audit.KERNEL_AS_VALUE)
     assert hit.line >= 1 and hit.path.endswith("k.py")
 
 
