@@ -772,6 +772,9 @@ class _FileAudit(ast.NodeVisitor):
         self.kernel_objects: set[str] = set()
         self.kernel_uses: set[int] = set()
         self.in_kernel = 0  # inside how many jit bodies (a kernel naming another kernel is the jit audit's)
+        # uses of names imported from the unit's files that are refused if they name a kernel object there, checked
+        # with the unit: ((local name, attribute of it when it is a module of the unit), finding, scope lists)
+        self.kernel_refs: list[tuple[tuple[str, str | None], Finding, list[Finding], list[Finding] | None]] = []
         self.called: set[int] = set()  # ids of Name nodes that are the function of a call
         # attributes of values that are no allowed module, checked once the unit's own names are known (R3.3):
         # (the name, its finding, the findings of the scope it is in, the import-time findings when it runs at import)
@@ -789,6 +792,18 @@ class _FileAudit(ast.NodeVisitor):
         found = Finding(self.shown, getattr(node, "lineno", 0), what, NOT_ALLOWED_ATTR)
         self.object_attrs.append((name, found, self.scope.findings, self.at_import.findings if self.depth == 0
                                   else None))
+
+    def kernel_ref(self, node: ast.AST, local: str, attr: str | None, taken: str | None) -> None:
+        """``local`` (or ``local.attr`` for a module of the unit) may be a kernel object of another file of the unit:
+        used as a value (``taken`` None) or with the attribute ``taken``; refused if it is (:func:`_check_object_attrs`).
+        """
+        if taken is not None and (taken in KERNEL_OBJECT_ATTRS or _is_dunder(taken)):
+            return
+        what = ".".join(filter(None, (local, attr, taken)))
+        found = Finding(self.shown, getattr(node, "lineno", 0), what if taken else f"{what} (as a value)",
+                        KERNEL_OBJECT_ATTR if taken else KERNEL_AS_VALUE)
+        self.kernel_refs.append(((local, attr), found, self.scope.findings,
+                                 self.at_import.findings if self.depth == 0 else None))
 
     def _on_module(self, value: ast.AST) -> bool:
         """Whether ``value`` stands for an allowed module or an imported module (whose attributes the module rules
@@ -880,13 +895,12 @@ class _FileAudit(ast.NodeVisitor):
                     grew = True
                 self.kernel_uses |= {id(v) for v in kernels}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) \
-                    and isinstance(node.func.value, ast.Name):  # k[grid](...)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):  # k[grid](...), helpers.k[grid]()
                 self.kernel_uses.add(id(node.func.value))
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):  # k.best_config
+            elif isinstance(node, ast.Attribute):  # k.best_config (the kernel-object rule reads the attribute)
                 self.kernel_uses.add(id(node.value))
             elif isinstance(node, ast.Call) and self._wraps_kernel(node):  # triton.autotune(...)(k)
-                self.kernel_uses |= {id(a) for a in node.args if isinstance(a, ast.Name)}
+                self.kernel_uses |= {id(a) for a in node.args}
 
     def _wraps_kernel(self, node: ast.AST) -> bool:
         """``triton.autotune(...)(kernel)`` / ``triton.heuristics(...)(kernel)``."""
@@ -1095,6 +1109,9 @@ class _FileAudit(ast.NodeVisitor):
             self.finding(node, f"{node.id} (as a value)", "reflection by a name the audit cannot read: call it")
         if self.full(node) in TRITON_JIT | NUMBA_CUDA_JIT and id(node) not in self.jit_uses:
             self.finding(node, f"{node.id} (as a value)", "makes kernels the audit cannot see: decorate them")
+        if isinstance(node.ctx, ast.Load) and node.id in self.local_targets and not self.in_kernel \
+                and id(node) not in self.kernel_uses and self.local_targets[node.id][1] is not None:
+            self.kernel_ref(node, node.id, None, None)  # from helpers import k; go(k)
         if isinstance(node.ctx, ast.Load) and node.id in self.kernel_objects and not self.in_kernel \
                 and id(node) not in self.kernel_uses | self.jit_uses:
             self.finding(node, f"{node.id} (as a value)", KERNEL_AS_VALUE)
@@ -1106,6 +1123,14 @@ class _FileAudit(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         root = node.value
+        if not self.in_kernel and isinstance(root, ast.Name) and root.id in self.local_targets:
+            if self.local_targets[root.id][1] is not None:  # from helpers import k; k.fn
+                self.kernel_ref(node, root.id, None, node.attr)
+            elif id(node) not in self.kernel_uses:  # import helpers; go(helpers.k)
+                self.kernel_ref(node, root.id, node.attr, None)
+        elif not self.in_kernel and isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) \
+                and self.local_targets.get(root.value.id, ("", ""))[1] is None:  # import helpers; helpers.k.fn
+            self.kernel_ref(node, root.value.id, root.attr, node.attr)
         if node.attr in DENIED_ATTRS:
             self.finding(node, _dotted(node), DENIED_ATTRS[node.attr])
         elif node.attr in DENIED_DUNDER_ATTRS:
@@ -1152,6 +1177,10 @@ class _FileAudit(ast.NodeVisitor):
                 self.finding(node, f"getattr(..., {name.value!r})", NOT_ALLOWED_REACH, allowed=refused[1])
             elif not self._on_module(node.args[0]):
                 self.object_attr(node, name.value, f"getattr(..., {name.value!r})")
+                base = node.args[0]
+                if isinstance(base, ast.Name) and self.local_targets.get(base.id, ("", ""))[1] is None \
+                        and not self.in_kernel:  # getattr(helpers, "k"): a kernel of the unit as a value
+                    self.kernel_ref(node, base.id, name.value, None)
         self.generic_visit(node)
 
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -1315,6 +1344,9 @@ class _File:
     local_targets: dict[str, tuple[str, str | None]]
     object_attrs: list[tuple[str, Finding, list[Finding], list[Finding] | None]] = field(default_factory=list)
     own: set[str] = field(default_factory=set)  # the attribute names the file defines
+    kernel_objects: set[str] = field(default_factory=set)
+    kernel_refs: list[tuple[tuple[str, str | None], Finding, list[Finding], list[Finding] | None]] = field(
+        default_factory=list)
 
 
 def _module_file(unit_dir: Path, key: str) -> Path | None:
@@ -1369,7 +1401,7 @@ def _parse(path: Path, shown: str | None = None, unit_dir: Path | None = None) -
     defs = audit.run(tree)
     return _File(key, audit.at_import.findings, audit.at_import.refs, defs, audit.imports, audit.jit_names,
                  audit.targets - {key}, audit.deep - {key}, audit.flat - {key}, audit.local_targets,
-                 audit.object_attrs, _defined_attr_names(tree.body))
+                 audit.object_attrs, _defined_attr_names(tree.body), audit.kernel_objects, audit.kernel_refs)
 
 
 def _check_object_attrs(files: dict[str, _File]) -> None:
@@ -1386,6 +1418,14 @@ def _check_object_attrs(files: dict[str, _File]) -> None:
             if at_import is not None:
                 at_import.append(found)
         f.object_attrs = []
+        for (local, attr), found, scope_findings, at_import in f.kernel_refs:  # a kernel of another file of the unit
+            other, name = f.local_targets.get(local, (None, None))
+            kernel = name if name is not None else attr
+            if other in files and kernel in files[other].kernel_objects:
+                scope_findings.append(found)
+                if at_import is not None:
+                    at_import.append(found)
+        f.kernel_refs = []
 
 
 def _resolve_jit_imports(files: dict[str, _File]) -> None:

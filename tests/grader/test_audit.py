@@ -769,6 +769,24 @@ def test_an_attribute_outside_the_libraries_public_api_is_refused(tmp_path, sour
     assert hit.line >= 1 and hit.path.endswith("k.py")
 
 
+@pytest.mark.parametrize("main, what", [
+    ("from kernels import copy_k\ndef fn(v):\n    return v\ndef f(x):\n    return copy_k.fn", "copy_k.fn"),
+    ("import kernels\ndef fn(v):\n    return v\ndef f(x):\n    return kernels.copy_k.fn", "kernels.copy_k.fn"),
+    ("from kernels import copy_k\ndef go(k):\n    return k\ndef f(x):\n    return go(copy_k)", "copy_k (as a value)"),
+    ("import kernels\ndef go(k):\n    return k\ndef f(x):\n    return go(kernels.copy_k)",
+     "kernels.copy_k (as a value)"),
+    ("import kernels\ndef f(x):\n    return getattr(kernels, 'copy_k')", "kernels.copy_k (as a value)"),
+])
+def test_a_kernel_of_another_file_of_the_unit_is_only_launched(tmp_path, main, what):
+    """A kernel imported from another file of the unit: launched (``copy_k[grid](...)``, ``kernels.copy_k[grid](...)``),
+    never passed on nor asked for an attribute, even one the unit defines (``fn``)."""
+    found = audit.findings_for(unit(tmp_path, k=main, kernels=KERNEL.replace("_copy", "copy_k")), "k", "f")
+    assert what in whats(found), whats(found)
+    honest = "from kernels import copy_k\nimport kernels\ndef f(x, y):\n    copy_k[(1,)](x, y, 1, BLOCK=16)\n" \
+             "    kernels.copy_k[(1,)](x, y, 1, BLOCK=16)\n    return y\n"
+    assert audit.findings_for(unit(tmp_path, k=honest, kernels=KERNEL.replace("_copy", "copy_k")), "k", "f") == []
+
+
 def test_names_the_unit_defines_are_allowed_but_not_the_removed_ones(tmp_path):
     """A name the unit's files define (a class's method, a self.x field, a helper file's function) may be used on any
     value; a removed name (raw memory, the interpreter's backing array) stays refused even if the unit defines it."""
