@@ -208,6 +208,7 @@ HOST_IN_KERNEL = "host code inside a @triton.jit kernel: a kernel body calls onl
     "and range/min/max on constants"
 LOADERS = frozenset({"torch.load", "torch.serialization.load", "numpy.load"})
 TRITON_JIT = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
+TRITON_WRAPPERS = frozenset({"triton.autotune", "triton.heuristics"})  # triton.autotune(...)(kernel) wraps a kernel
 _FORMAT_ATTR = re.compile(r"\{[^{}]*(\.\s*_|\[\s*['\"]?_)")  # "{0._C}".format(torch): attribute access by string
 SELF_NAMES = frozenset({"self", "cls"})
 NOT_NEEDED = "reflection, process internals or the grader: not needed by a graded kernel or rank"
@@ -470,6 +471,234 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__") and name.isidentifier()
 
 
+# ---- object attributes (R3.3): an allowlist too ----------------------------------------------------------------
+# An attribute of a value that is not an allowed module (``x.sum()``, ``out.shape``, ``torch.float32.itemsize``) must be
+# the public API of a value the units' contracts use, or a name the unit's own files define. The list is generated from
+# the libraries (``dir()`` of OBJECT_SOURCES) into a checked-in file, OBJECT_ATTRS_FILE, that a test regenerates and
+# compares (tests/grader/test_audit.py::test_the_object_attribute_allowlist_is_what_the_libraries_generate): an upgrade
+# that widens a library's API fails that test instead of widening the audit silently.
+OBJECT_ATTRS_FILE = Path(__file__).with_name("object_attrs.txt")
+# (label, how to get the value or class whose dir() is allowed): Python's own values, then the libraries'.
+OBJECT_SOURCES: tuple[tuple[str, str], ...] = (
+    *((f"builtins.{n}", f"builtins.{n}") for n in (
+        "object", "int", "float", "complex", "bool", "str", "bytes", "bytearray", "list", "tuple", "dict", "set",
+        "frozenset", "slice", "range", "BaseException", "property")),
+    *((f"{m}", m) for m in (
+        "collections.deque", "collections.OrderedDict", "collections.defaultdict", "collections.Counter",
+        "functools.partial", "re.Pattern", "re.Match", "io.BytesIO", "io.StringIO", "random.Random",
+        "fractions.Fraction", "decimal.Decimal", "enum.Enum", "contextlib.ExitStack", "dataclasses.Field")),
+    *((f"{m}", m) for m in (
+        "torch.Tensor", "torch.nn.Parameter", "torch.dtype", "torch.device", "torch.Size", "torch.Generator",
+        "torch.nn.Module", "torch.optim.Optimizer", "torch.autograd.Function", "torch.autograd.function.FunctionCtx",
+        "torch.distributed.Work", "torch.distributed.ReduceOp", "torch.distributed.P2POp", "torch.futures.Future",
+        "torch.cuda.Event", "torch.return_types.max", "torch.return_types.topk", "torch.return_types.sort")),
+    ("torch.finfo(torch.float32)", "torch.finfo(torch.float32)"),
+    ("torch.iinfo(torch.int32)", "torch.iinfo(torch.int32)"),
+    *((f"{m}", m) for m in (
+        "numpy.ndarray", "numpy.dtype", "numpy.generic", "numpy.float32", "numpy.int64", "numpy.random.Generator")),
+    ("numpy.finfo(numpy.float32)", "numpy.finfo(numpy.float32)"),
+    ("numpy.iinfo(numpy.int32)", "numpy.iinfo(numpy.int32)"),
+    *((f"{m}", m) for m in (
+        "triton.language.tensor", "triton.language.dtype", "triton.language.block_type",
+        "triton.language.pointer_type", "triton.language.tensor_descriptor", "triton.language.constexpr")),
+    ("triton.language.constexpr(1)", "triton.language.constexpr(1)"),
+    ("triton.Config({})", "triton.Config({})"),
+    # numba.cuda's real classes read from their source (with NUMBA_ENABLE_CUDASIM the simulator replaces the modules)
+    ("numba.cuda.cudadrv.devicearray.DeviceNDArray", "ast:numba/cuda/cudadrv/devicearray.py:DeviceNDArrayBase,"
+     "DeviceNDArray"),
+    ("numba.cuda.stubs", "ast:numba/cuda/stubs.py:Dim3,shared,local,const,atomic"),
+    *((f"{m}", m) for m in (
+        "faiss.Index", "faiss.IndexFlat", "faiss.IndexFlatL2", "faiss.IndexFlatIP", "faiss.IndexIVFFlat",
+        "faiss.IndexIVFPQ", "faiss.IndexPQ", "faiss.IndexHNSWFlat", "faiss.HNSW", "faiss.ProductQuantizer")),
+    ("faiss.Kmeans(4, 2)", "faiss.Kmeans(4, 2)"),
+)
+# Attributes set on instances only (not in dir() of their class): a tile's, a numba device array's; and those of
+# torch.cuda.get_device_properties(...), whose class a CPU build of torch lacks.
+INSTANCE_ATTRS = frozenset({"shape", "dtype", "type", "numel", "value", "size", "ndim", "strides", "stride",
+                            "name", "primitive_bitwidth", "element_ty", "x", "y", "z", "args", "major", "minor",
+                            "total_memory", "multi_processor_count", "warp_size", "L2_cache_size"})
+# Public names of those values that hand back an interpreter's or simulator's object, raw memory or a file: removed
+# from the generated list, and refused even where the unit's own files define a name like it.
+REMOVED_ATTRS = {
+    "handle": "a Triton tile's TensorHandle: the interpreter's backing NumPy array, written past the traffic count",
+    "untyped_storage": "a tensor's raw storage: its bytes are read and written by storage methods, past the guard",
+    "storage": "a tensor's raw storage: its bytes are read and written by storage methods, past the guard",
+    "data_ptr": "a raw address: only a raw-memory reader (ctypes, __array_interface__) has a use for it",
+    "ctypes": "NumPy's ctypes view of an array: raw memory through ctypes",
+    "dump": "NumPy's pickle of an array, to a file (a channel; a pickle runs code when loaded)",
+    "dumps": "NumPy's pickle of an array (a pickle runs code when loaded)",
+    "device_ctypes_pointer": "a numba device array's raw device memory",
+    "gpu_data": "a numba device array's raw device memory",
+    "as_cuda_arg": "a numba device array's raw device memory",
+    "get_ipc_handle": "hands a numba device array's memory to another process (a channel)",
+    "boxed": "torch.distributed.Work as a TorchScript object of the C++ runtime",
+    "unbox": "torch.distributed.Work from a TorchScript object of the C++ runtime",
+    "this": "faiss's SWIG pointer to the C++ object (raw memory)",
+    "thisown": "faiss's SWIG ownership of the C++ object (frees it under the grader)",
+    "get_xb": "faiss's raw pointer to an index's vectors",
+}
+# Source files whose classes are the interpreters' and simulators' internals (read with ast, not imported): their
+# public names and instance attributes that no allowed value has are named as such when refused.
+INTERNAL_SOURCES = ("triton.runtime.interpreter", "triton.runtime.jit", "triton.runtime.autotuner",
+                    "numba.cuda.simulator.kernel", "numba.cuda.simulator.kernelapi",
+                    "numba.cuda.simulator.cudadrv.devicearray")
+OBJECT_VERSIONS = ("torch", "numpy", "triton", "numba", "faiss")
+NOT_ALLOWED_ATTR = N_("not among the attributes the course's libraries allow (the public API of torch's tensors, "
+                      "NumPy's arrays, Triton's tiles, numba.cuda's arrays, faiss's indexes and Python's values) nor "
+                      "a name the unit's own files define")
+REMOVED_ATTR = N_("reaches an interpreter's or simulator's internals, raw memory or a file, past the grader's checks "
+                  "(refused even if the unit defines a name like it)")
+INTERNAL_ATTR = N_("a name of the Triton interpreter's or numba simulator's internals, past the grader's checks")
+# What host code may take of a kernel object itself (``k.best_config`` after autotuning); every other attribute of
+# one is the interpreter's or the compiler's machinery (k.fn, k.run, k.cache...), whatever the unit defines.
+KERNEL_OBJECT_ATTRS = frozenset({"best_config"})
+KERNEL_AS_VALUE = N_("a kernel object used as a value in host code (its attributes are the interpreter's or compiler's "
+                     "machinery): launch it where it is defined, with kernel[grid](...)")
+KERNEL_OBJECT_ATTR = N_("an attribute of a kernel object (the interpreter's or compiler's machinery): launch it with "
+                        "kernel[grid](...)")
+
+
+def _object_source(expr: str) -> object:
+    """The value or class a source of OBJECT_SOURCES names (``torch.Tensor``, ``numpy.finfo(numpy.float32)``)."""
+    head, _paren, rest = expr.partition("(")
+    parts = head.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        break
+    if rest:  # a constructor called on literals and dotted names: numpy.finfo(numpy.float32), faiss.Kmeans(4, 2)
+        args = [_object_source(a) if re.fullmatch(r"[A-Za-z_][\w.]*", a) else ast.literal_eval(a)
+                for a in (part.strip() for part in rest.removesuffix(")").split(",")) if a]
+        obj = obj(*args)  # type: ignore[operator]
+    return obj
+
+
+def _class_names(path: Path, only: frozenset[str] | None = None) -> set[str]:
+    """Every public name the classes of a source file (those named ``only``) define: methods, class attributes,
+    ``self.x = ...``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        if only is None or cls.name in only:
+            names |= _defined_attr_names(cls.body, in_class=True)
+    return {n for n in names if not n.startswith("_")}
+
+
+def generate_object_attrs() -> str:
+    """The text of OBJECT_ATTRS_FILE from the installed libraries (imports them: run by the drift test and by hand)."""
+    versions = [f"python {sys.version_info.major}.{sys.version_info.minor}"]
+    for lib in OBJECT_VERSIONS:
+        versions.append(f"{lib} {importlib.import_module(lib).__version__}")
+    public: set[str] = set(INSTANCE_ATTRS)
+    for _label, expr in OBJECT_SOURCES:
+        if expr.startswith("ast:"):  # a package's source file, read: ast:numba/cuda/stubs.py:Dim3,shared
+            _ast, rel, classes = expr.split(":")
+            package = _package_dir(rel.split("/")[0])
+            if package is None:
+                raise ImportError(rel)
+            public |= _class_names(package.joinpath(*rel.split("/")[1:]), frozenset(classes.split(",")))
+            continue
+        obj = _object_source(expr)
+        for n in dir(obj):
+            if n.startswith("_"):
+                continue
+            if expr.startswith("faiss") and (n.endswith("_c") or n.endswith("_ex")):
+                continue  # the raw-pointer variants of faiss's methods (SWIG pointers: raw memory)
+            public.add(n)
+    public -= REMOVED_ATTRS.keys()
+    public -= DENIED_ATTRS.keys()
+    internal: set[str] = set()
+    for module in INTERNAL_SOURCES:  # read from the package's folder: nothing imported, no simulator swapped in
+        root, *rest = module.split(".")
+        package = _package_dir(root)
+        if package is None:
+            raise ImportError(module)
+        internal |= _class_names(package.joinpath(*rest[:-1], rest[-1] + ".py"))
+    internal -= public
+    internal -= REMOVED_ATTRS.keys()
+    internal -= DENIED_ATTRS.keys()
+    lines = [
+        "# Attribute names an audited learner file may use on a value that is not an allowed module (R3.3 of",
+        "# grader/THREAT_MODEL.md), generated by grader/judge/audit.py::generate_object_attrs: do not edit; regenerate",
+        "# with `python -m grader.judge.audit --write-object-attrs` and review what a library upgrade added.",
+        "# " + ", ".join(versions),
+        "# sources: " + ", ".join(label for label, _expr in OBJECT_SOURCES),
+        "[public]",
+        *sorted(public),
+        "# the interpreters' and simulators' internals (named as such when refused): "
+        + ", ".join(INTERNAL_SOURCES),
+        "[internal]",
+        *sorted(internal),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@functools.cache
+def object_attrs() -> tuple[frozenset[str], frozenset[str]]:
+    """(the allowed object attributes, the internals' names) from OBJECT_ATTRS_FILE (read once)."""
+    sections: dict[str, set[str]] = {"public": set(), "internal": set()}
+    current = None
+    for line in OBJECT_ATTRS_FILE.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = sections[line[1:-1]]
+        elif current is not None:
+            current.add(line)
+    return frozenset(sections["public"]), frozenset(sections["internal"])
+
+
+def _defined_attr_names(body: list[ast.AST], in_class: bool = False) -> set[str]:
+    """The attribute names code defines: functions and classes (methods included), names bound at the top of a module
+    or a class body (dataclass fields), and ``self.x``/``cls.x`` assignments."""
+    names: set[str] = set()
+    todo = list(body)
+    top = {id(n) for n in body}
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            if isinstance(node, ast.ClassDef):
+                names |= _defined_attr_names(node.body, in_class=True)
+        elif id(node) in top and isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) \
+                and node.value.id in SELF_NAMES:
+            names.add(node.attr)
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+@functools.cache
+def _grader_own_attrs() -> frozenset[str]:
+    """What grader.constants and grader.validate define (a learner may use their values' attributes)."""
+    names: set[str] = set()
+    for module in ALLOWED_FROM:
+        path = Path(__file__).resolve().parents[2].joinpath(*module.split(".")).with_suffix(".py")
+        with contextlib.suppress(OSError, SyntaxError):
+            names |= _defined_attr_names(ast.parse(path.read_text(encoding="utf-8")).body)
+    return frozenset(n for n in names if not n.startswith("_"))
+
+
+def attr_refusal(name: str, own: frozenset[str] | set[str]) -> str | None:
+    """Why the attribute ``name`` of a value that is no allowed module is refused (None: it is allowed), given the
+    names the unit's own files define. Private, dunder and denied names are the other rules' (not said twice)."""
+    if _is_private(name) or _is_dunder(name) or name in DENIED_ATTRS or name in DENIED_DUNDER_ATTRS:
+        return None
+    public, internal = object_attrs()
+    if name in REMOVED_ATTRS:
+        return REMOVED_ATTR
+    if name in public or name in own or name in _grader_own_attrs():
+        return None
+    return INTERNAL_ATTR if name in internal else NOT_ALLOWED_ATTR
+
+
 @dataclass
 class _Scope:
     """What one top-level definition (or the module-level code) uses and refers to."""
@@ -538,13 +767,53 @@ class _FileAudit(ast.NodeVisitor):
         self.jit_names: set[str] = set()  # functions of this file made @triton.jit
         self.top_defs: set[str] = set()
         self.jit_uses: set[int] = set()  # ids of the nodes that spell triton.jit as a decorator or a call
+        # kernel objects of this file (jit functions, and names bound to triton.autotune(...)(kernel)) and the ids of
+        # the uses of them host code may make: k[grid](...), k.attr (read by the kernel-object rule), a wrapper's arg
+        self.kernel_objects: set[str] = set()
+        self.kernel_uses: set[int] = set()
+        self.in_kernel = 0  # inside how many jit bodies (a kernel naming another kernel is the jit audit's)
+        # uses of names imported from the unit's files that are refused if they name a kernel object there, checked
+        # with the unit: ((local name, attribute of it when it is a module of the unit), finding, scope lists)
+        self.kernel_refs: list[tuple[tuple[str, str | None], Finding, list[Finding], list[Finding] | None]] = []
         self.called: set[int] = set()  # ids of Name nodes that are the function of a call
+        # attributes of values that are no allowed module, checked once the unit's own names are known (R3.3):
+        # (the name, its finding, the findings of the scope it is in, the import-time findings when it runs at import)
+        self.object_attrs: list[tuple[str, Finding, list[Finding], list[Finding] | None]] = []
 
     def finding(self, node: ast.AST, what: str, why: str, **fields: str) -> None:
         found = Finding(self.shown, getattr(node, "lineno", 0), what, why, tuple(sorted(fields.items())))
         self.scope.findings.append(found)
         if self.depth == 0:
             self.at_import.findings.append(found)
+
+    def object_attr(self, node: ast.AST, name: str, what: str) -> None:
+        """``what`` reaches the attribute ``name`` of a value that is not an allowed module: held to the allowlist of
+        object attributes once the unit's own names are known (:func:`_check_object_attrs`)."""
+        found = Finding(self.shown, getattr(node, "lineno", 0), what, NOT_ALLOWED_ATTR)
+        self.object_attrs.append((name, found, self.scope.findings, self.at_import.findings if self.depth == 0
+                                  else None))
+
+    def kernel_ref(self, node: ast.AST, local: str, attr: str | None, taken: str | None) -> None:
+        """``local`` (or ``local.attr`` for a module of the unit) may be a kernel object of another file of the unit:
+        used as a value (``taken`` None) or with the attribute ``taken``; refused if it is (:func:`_check_object_attrs`).
+        """
+        if taken is not None and (taken in KERNEL_OBJECT_ATTRS or _is_dunder(taken)):
+            return
+        what = ".".join(filter(None, (local, attr, taken)))
+        found = Finding(self.shown, getattr(node, "lineno", 0), what if taken else f"{what} (as a value)",
+                        KERNEL_OBJECT_ATTR if taken else KERNEL_AS_VALUE)
+        self.kernel_refs.append(((local, attr), found, self.scope.findings,
+                                 self.at_import.findings if self.depth == 0 else None))
+
+    def _on_module(self, value: ast.AST) -> bool:
+        """Whether ``value`` stands for an allowed module or an imported module (whose attributes the module rules
+        read: ALLOWED_MODULES, MODULE_API, refused_reach), not for an object."""
+        if isinstance(value, ast.Name) and value.id in self.imports and value.id not in self.local_targets:
+            module, name = self.imports[value.id]
+            if name is None or module not in ALLOWED_MODULES | ALLOWED_FROM:
+                return True  # import torch / import os, from grader.instrument import x: refused as an import
+        head = self.full(value)
+        return head is not None and (head in ALLOWED_MODULES or head in ALLOWED_FROM)
 
     def ref(self, name: str) -> None:
         self.scope.refs.add(name)
@@ -600,7 +869,43 @@ class _FileAudit(ast.NodeVisitor):
                 self.jit_names |= named
         defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         self.top_defs = {s.name for s in tree.body if isinstance(s, defs)}
+        self.kernel_objects = set(self.jit_names)
+        pairs: list[tuple[ast.AST, ast.AST]] = []  # (target, value) of every assignment, tuples paired element-wise
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    todo = [(t, node.value)]
+                    while todo:
+                        target, value = todo.pop()
+                        if isinstance(value, ast.IfExp):  # k = a if c else b, (k, n) = (a, 1) if c else (b, 2)
+                            todo += [(target, value.body), (target, value.orelse)]
+                        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                                and len(target.elts) == len(value.elts):
+                            todo += zip(target.elts, value.elts)
+                        else:
+                            pairs.append((target, value))
+        grew = True
+        while grew:  # k = triton.autotune(...)(kern); kernel = a if wide else b: aliases are kernel objects too
+            grew = False
+            for target, value in pairs:
+                kernels = [value] if isinstance(value, ast.Name) and value.id in self.kernel_objects else []
+                if isinstance(target, ast.Name) and target.id not in self.kernel_objects \
+                        and (self._wraps_kernel(value) or kernels):
+                    self.kernel_objects.add(target.id)
+                    grew = True
+                self.kernel_uses |= {id(v) for v in kernels}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):  # k[grid](...), helpers.k[grid]()
+                self.kernel_uses.add(id(node.func.value))
+            elif isinstance(node, ast.Attribute):  # k.best_config (the kernel-object rule reads the attribute)
+                self.kernel_uses.add(id(node.value))
+            elif isinstance(node, ast.Call) and self._wraps_kernel(node):  # triton.autotune(...)(k)
+                self.kernel_uses |= {id(a) for a in node.args}
 
+    def _wraps_kernel(self, node: ast.AST) -> bool:
+        """``triton.autotune(...)(kernel)`` / ``triton.heuristics(...)(kernel)``."""
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Call) \
+            and self.full(node.func.func) in TRITON_WRAPPERS
     def check_jit_body(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A kernel body reaches only tl.*, jit functions (here or imported from the unit) and JIT_BUILTINS."""
         nodes = [node for stmt in fn.body for node in ast.walk(stmt)]
@@ -804,6 +1109,12 @@ class _FileAudit(ast.NodeVisitor):
             self.finding(node, f"{node.id} (as a value)", "reflection by a name the audit cannot read: call it")
         if self.full(node) in TRITON_JIT | NUMBA_CUDA_JIT and id(node) not in self.jit_uses:
             self.finding(node, f"{node.id} (as a value)", "makes kernels the audit cannot see: decorate them")
+        if isinstance(node.ctx, ast.Load) and node.id in self.local_targets and not self.in_kernel \
+                and id(node) not in self.kernel_uses and self.local_targets[node.id][1] is not None:
+            self.kernel_ref(node, node.id, None, None)  # from helpers import k; go(k)
+        if isinstance(node.ctx, ast.Load) and node.id in self.kernel_objects and not self.in_kernel \
+                and id(node) not in self.kernel_uses | self.jit_uses:
+            self.finding(node, f"{node.id} (as a value)", KERNEL_AS_VALUE)
         if isinstance(node.ctx, ast.Load):
             self.ref(node.id)
             if (node.id in BUILTIN_NAMES and node.id not in ALLOWED_BUILTINS and not self._is_local(node.id)
@@ -812,6 +1123,14 @@ class _FileAudit(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         root = node.value
+        if not self.in_kernel and isinstance(root, ast.Name) and root.id in self.local_targets:
+            if self.local_targets[root.id][1] is not None:  # from helpers import k; k.fn
+                self.kernel_ref(node, root.id, None, node.attr)
+            elif id(node) not in self.kernel_uses:  # import helpers; go(helpers.k)
+                self.kernel_ref(node, root.id, node.attr, None)
+        elif not self.in_kernel and isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) \
+                and self.local_targets.get(root.value.id, ("", ""))[1] is None:  # import helpers; helpers.k.fn
+            self.kernel_ref(node, root.value.id, root.attr, node.attr)
         if node.attr in DENIED_ATTRS:
             self.finding(node, _dotted(node), DENIED_ATTRS[node.attr])
         elif node.attr in DENIED_DUNDER_ATTRS:
@@ -826,6 +1145,11 @@ class _FileAudit(ast.NodeVisitor):
             self.finding(node, f"{_dotted(node)} (as a value)", "makes kernels the audit cannot see: decorate them")
         if self.full(node) in LOADERS and id(node) not in self.called:
             self.finding(node, f"{_dotted(node)} (as a value)", CODE_CARRYING)
+        if isinstance(root, ast.Name) and root.id in self.kernel_objects and not _is_dunder(node.attr) \
+                and node.attr not in KERNEL_OBJECT_ATTRS:
+            self.finding(node, _dotted(node), KERNEL_OBJECT_ATTR)
+        elif not self._on_module(root):
+            self.object_attr(node, node.attr, _dotted(node))
         if isinstance(root, ast.Name):
             self.ref(f"{root.id}.{node.attr}")
         self.generic_visit(node)
@@ -851,6 +1175,12 @@ class _FileAudit(ast.NodeVisitor):
                 self.finding(node, f"getattr(..., {name.value!r})", NOT_ALLOWED_DUNDER)
             elif (full := self.full(node.args[0])) and (refused := refused_reach(f"{full}.{name.value}")):
                 self.finding(node, f"getattr(..., {name.value!r})", NOT_ALLOWED_REACH, allowed=refused[1])
+            elif not self._on_module(node.args[0]):
+                self.object_attr(node, name.value, f"getattr(..., {name.value!r})")
+                base = node.args[0]
+                if isinstance(base, ast.Name) and self.local_targets.get(base.id, ("", ""))[1] is None \
+                        and not self.in_kernel:  # getattr(helpers, "k"): a kernel of the unit as a value
+                    self.kernel_ref(node, base.id, name.value, None)
         self.generic_visit(node)
 
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -887,12 +1217,18 @@ class _FileAudit(ast.NodeVisitor):
             self.finding(node, repr(text), why)
         elif _FORMAT_ATTR.search(text):
             self.finding(node, repr(text)[:40], "a format string that reaches a private attribute")
+        else:  # "{0.handle}".format(t): attributes read by a format string are held to the same allowlist
+            for field_name in re.findall(r"\{([^{}!:]*)", text):
+                for attr in re.findall(r"\.\s*(\w+)", field_name):
+                    self.object_attr(node, attr, repr(text)[:40])
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attr in node.kwd_attrs:  # case object(_C=c): attribute access spelled as a pattern
             if _is_private(attr) or attr in DENIED_ATTRS or attr in DENIED_DUNDER_ATTRS:
                 why = _ranks_only_or(attr, "reaches a refused attribute by a pattern")
                 self.finding(node, f"case ...({attr}=...)", why)
+            else:
+                self.object_attr(node, attr, f"case ...({attr}=...)")
         self.generic_visit(node)
 
     def _check_target(self, node: ast.AST) -> None:
@@ -933,7 +1269,10 @@ class _FileAudit(ast.NodeVisitor):
         self.visit(node.args)
         self.depth += 1
         declared = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global | ast.Nonlocal) for n in stmt.names}
+        kernel = node.name in self.jit_names
+        self.in_kernel += kernel
         self._in_scope((_params(node.args) | _bound_names(node.body)) - declared, node.body)
+        self.in_kernel -= kernel
         if node.name in self.cuda_names:  # inside the body's depth: it runs when the kernel launches
             self.check_cuda_body(node)
         elif node.name in self.jit_names:
@@ -1003,6 +1342,11 @@ class _File:
     deep: set[str]  # of them, those of a package or sub-folder imported at module level: all their findings reach it
     flat: set[str]  # of them, the files beside it: their import-time findings reach it
     local_targets: dict[str, tuple[str, str | None]]
+    object_attrs: list[tuple[str, Finding, list[Finding], list[Finding] | None]] = field(default_factory=list)
+    own: set[str] = field(default_factory=set)  # the attribute names the file defines
+    kernel_objects: set[str] = field(default_factory=set)
+    kernel_refs: list[tuple[tuple[str, str | None], Finding, list[Finding], list[Finding] | None]] = field(
+        default_factory=list)
 
 
 def _module_file(unit_dir: Path, key: str) -> Path | None:
@@ -1056,7 +1400,32 @@ def _parse(path: Path, shown: str | None = None, unit_dir: Path | None = None) -
     audit = _FileAudit(shown or display_path(path), _resolver(unit_dir, key, is_package))
     defs = audit.run(tree)
     return _File(key, audit.at_import.findings, audit.at_import.refs, defs, audit.imports, audit.jit_names,
-                 audit.targets - {key}, audit.deep - {key}, audit.flat - {key}, audit.local_targets)
+                 audit.targets - {key}, audit.deep - {key}, audit.flat - {key}, audit.local_targets,
+                 audit.object_attrs, _defined_attr_names(tree.body), audit.kernel_objects, audit.kernel_refs)
+
+
+def _check_object_attrs(files: dict[str, _File]) -> None:
+    """Every attribute of a value that is no allowed module, in every file, against the allowlist of object
+    attributes and the names the unit's files (these: the graded module and what it imports) define."""
+    own = frozenset(n for f in files.values() for n in f.own)
+    for f in files.values():
+        for name, found, scope_findings, at_import in f.object_attrs:
+            why = attr_refusal(name, own)
+            if why is None:
+                continue
+            found = Finding(found.path, found.line, found.what, why)
+            scope_findings.append(found)
+            if at_import is not None:
+                at_import.append(found)
+        f.object_attrs = []
+        for (local, attr), found, scope_findings, at_import in f.kernel_refs:  # a kernel of another file of the unit
+            other, name = f.local_targets.get(local, (None, None))
+            kernel = name if name is not None else attr
+            if other in files and kernel in files[other].kernel_objects:
+                scope_findings.append(found)
+                if at_import is not None:
+                    at_import.append(found)
+        f.kernel_refs = []
 
 
 def _resolve_jit_imports(files: dict[str, _File]) -> None:
@@ -1143,6 +1512,7 @@ def _unit_files(unit_dir: Path, module: str) -> dict[str, _File]:
         if parsed is not None:
             files[key] = parsed
             todo.extend(parsed.targets)
+    _check_object_attrs(files)
     return files
 
 
@@ -1184,3 +1554,15 @@ def check(unit_dir: Path, module: str, name: str, *, kernel: bool = True) -> Non
                      "{found}. Remove it: it needs no reflection, process internals or the grader's machinery, "
                      "only what the audit allows ({allowed})")
         raise TamperingRefused(text.format(name=name, found=shown, allowed=ALLOWED_TEXT))
+
+
+def write_object_attrs() -> None:
+    """Regenerate OBJECT_ATTRS_FILE from the installed libraries (review the diff: what an upgrade adds is allowed)."""
+    OBJECT_ATTRS_FILE.write_text(generate_object_attrs(), encoding="utf-8")
+
+
+if __name__ == "__main__":  # python -m grader.judge.audit --write-object-attrs
+    if sys.argv[1:] == ["--write-object-attrs"]:
+        write_object_attrs()
+    else:
+        sys.exit("usage: python -m grader.judge.audit --write-object-attrs")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -293,18 +294,38 @@ def test_every_tampering_known_wrong_is_refused_by_the_audit_on_what_it_attacks(
             assert audit.findings_for(folder, impl.module, exercise), f"{path.name}: no finding on {exercise}"
 
 
-def test_the_course_own_code_passes_the_audit():
-    """Solutions, stubs, reference kernels and both known corpora: not one finding (no false alarm)."""
+def _file_findings(unit_dir: Path, module: str) -> list[audit.Finding]:
+    """Every finding of the module's file and of the files it imports (object attributes checked with the unit)."""
+    files = audit._unit_files(unit_dir, module)
+    assert module in files, (unit_dir, module)
+    return [f for parsed in files.values() for f in parsed.module_findings + [x for s in parsed.defs.values()
+                                                                              for x in s.findings]]
+
+
+def test_the_course_own_code_passes_the_audit(tmp_path):
+    """Solutions, stubs, reference kernels and both known corpora (each as the submission it is graded as: the
+    solution with the file appended): not one finding (no false alarm)."""
     assert len(course_files()) > 50
     found = []
     for path in course_files():
-        parsed = audit._parse(path)
-        assert parsed is not None, path
-        found += parsed.module_findings + [f for s in parsed.defs.values() for f in s.findings]
+        if path.parent.name.startswith("known_"):
+            impl = known.read(path)
+            folder = tmp_path / path.parent.parent.name / path.parent.name / path.stem
+            shutil.copytree(REPO_ROOT / "solutions" / impl.unit, folder,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.toml", "*.md"))
+            graded = folder / f"{impl.module}.py"
+            graded.write_text(graded.read_text() + "\n\n" + path.read_text())
+            found += [f for f in _file_findings(folder, impl.module) if f.path.endswith(f"{impl.module}.py")]
+        else:
+            root = REPO_ROOT / "kernels_ref" if path.is_relative_to(REPO_ROOT / "kernels_ref") else path.parent
+            module = ".".join(path.relative_to(root).with_suffix("").parts)
+            found += [f for f in _file_findings(root, module) if Path(f.path).name == path.name]
     # A reference kernel may build on another through the grader's loader (C3's flash_fwd wraps L25's tuned
     # attention, compiled or interpreted as the run needs): course code, never a learner's, so that one finding is
-    # expected; every other one is a false alarm.
-    found = [f for f in found if not (f.path.startswith("kernels_ref/") and f.what == "import grader.instrument")]
+    # expected (with the attribute of the module it loads, which no file of it defines); every other one is a false
+    # alarm.
+    found = [f for f in found if not (f.path.startswith("kernels_ref/") and f.what == "import grader.instrument")
+             and not (f.path == "kernels_ref/flash_fwd.py" and f.what == "attention.flash_attention_fwd")]
     assert not found, [f.describe() for f in found]
 
 
@@ -651,3 +672,129 @@ def test_channels_between_processes_are_refused_for_ranks_not_for_kernels(tmp_pa
     assert whats(audit.findings_for(d, "k", "g", ranks=False)) == ["import pathlib", "open"]
     with pytest.raises(audit.TamperingRefused, match="import pathlib"):
         audit.check(d, "k", "g", kernel=True)
+
+
+# ---- R3.3: attributes of objects by allowlist ----------------------------------------------------------------------
+
+
+def test_the_object_attribute_allowlist_is_what_the_libraries_generate():
+    """grader/judge/object_attrs.txt is regenerated from the installed libraries and must match: an upgrade that adds
+    public names (or a hand edit) fails here instead of widening the audit silently. Regenerate with
+    ``python -m grader.judge.audit --write-object-attrs`` and review the diff."""
+    text = audit.OBJECT_ATTRS_FILE.read_text(encoding="utf-8")
+    assert audit.generate_object_attrs() == text, "object_attrs.txt drifted from the libraries: regenerate, review"
+    public, internal = audit.object_attrs()
+    assert {"shape", "stride", "item", "to", "append", "copy_to_host", "T"} <= public
+    assert not public & set(audit.REMOVED_ATTRS), "a removed name came back"
+    assert not public & internal
+    assert {"handle", "untyped_storage", "data_ptr", "ctypes", "thisown"} <= set(audit.REMOVED_ATTRS) | set(
+        audit.DENIED_ATTRS)
+
+
+# Honest host code a learner plausibly writes: not one finding.
+HONEST_ATTRS = KERNEL + """
+import math
+import numpy as np
+from collections import deque
+
+
+class Plan:
+    def __init__(self, n):
+        self.n = n
+        self.blocks = deque([n])
+
+    def widest(self):
+        return max(self.blocks)
+
+
+def f(x, plan=None):
+    rows, cols = x.shape
+    assert x.stride(0) == cols and x.is_contiguous() and x.dim() == 2, f"{x.dtype} {x.shape[0]:d} {cols / 3:.2f}"
+    y = torch.empty_like(x).to(torch.float32)
+    total = x.numel() * x.element_size() + x.T.shape[0] + torch.float32.itemsize + torch.finfo(x.dtype).eps
+    sizes = [rows, cols]
+    sizes.append(total)
+    sizes.sort()
+    table = {"a": 1}
+    table.update(b=2)
+    names = ",".join(f"{k}={v}" for k, v in table.items()).upper().split(",")
+    arr = np.zeros(4, dtype=np.float32).reshape(2, 2).astype(np.float64).sum(axis=0).tolist()
+    plan = plan or Plan(cols)
+    _copy[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+    kernel, block = (_copy, 64) if rows > 1 else (_copy, 128)  # choosing among kernels, then launching
+    kernel[(1,)](x, y, x.numel(), BLOCK=block)
+    label = "{0.shape} {1}".format(x, plan.widest())
+    return y, names, arr, math.isfinite(total), label, getattr(x, "dtype", None), y.item() if y.numel() == 1 else 0
+"""
+
+
+def test_honest_attributes_of_tensors_arrays_containers_and_own_classes_have_no_findings(tmp_path):
+    """.item(), .to(dtype), .shape, .stride(0), x.T, list/dict/str methods, NumPy's, f-string formatting of numbers,
+    the unit's own class and its self.x fields, tl.program_id in a kernel: the allowlist lets them all through."""
+    found = audit.findings_for(unit(tmp_path, k=HONEST_ATTRS), "k", "f")
+    assert found == [], [f.describe() for f in found]
+
+
+# Each reaches an interpreter's or simulator's internals or raw memory through a public-looking attribute chain: the
+# old audit's rules (no private name, allowed dunders, no frame/channel/stream names) let every one through.
+OBJECT_CHEATS = [
+    ("import torch\ndef f(x):\n    return bytes(x.untyped_storage())", "x.untyped_storage"),
+    ("import torch\ndef f(x):\n    return x.storage().tolist()", "x.storage"),
+    ("import torch\ndef f(x):\n    return getattr(x, 'untyped_storage')()", "getattr(..., 'untyped_storage')"),
+    ("import numpy as np\ndef f(x):\n    return np.zeros(3).ctypes.data", "ctypes"),
+    ("def f(x):\n    return x.data_ptr()", "x.data_ptr"),
+    ("from numba import cuda\ndef f(x):\n    return cuda.to_device(x).device_ctypes_pointer", "device_ctypes_pointer"),
+    ("from numba import cuda\ndef f(x):\n    return cuda.to_device(x).get_ipc_handle()", "get_ipc_handle"),
+    (KERNEL + "def f(x):\n    _copy.pre_run_hooks.append(print)\n    return x", "_copy.pre_run_hooks"),
+    (KERNEL + "def f(x):\n    return _copy.rewritten_fn", "_copy.rewritten_fn"),
+    (KERNEL + "def f(x):\n    launch = _copy[(1,)]\n    launch.fn = print\n    return x", "launch.fn"),
+    (KERNEL + "def f(x):\n    k = _copy\n    return k.rewriter", "k.rewriter"),
+    (KERNEL + "def fn(v):\n    return v\ndef f(x):\n    launch = _copy[(1,)]\n    launch.fn = fn\n    return x",
+     "_copy (as a value)"),
+    (KERNEL + "def fn(v):\n    return v\ndef f(x):\n    k, n = (_copy if x else _copy), 1\n    return k.fn", "k.fn"),
+    (KERNEL + "def run(v):\n    return v\ndef go(k):\n    return k.run\ndef f(x):\n    return go(_copy)",
+     "_copy (as a value)"),
+    ("def f(x):\n    return '{0.untyped_storage}'.format(x)", "'{0.untyped_storage}'"),
+    ("def f(x):\n    match x:\n        case object(untyped_storage=s):\n            return s", "case ...(untyped_storage"),
+]
+
+
+@pytest.mark.parametrize("source, what", OBJECT_CHEATS, ids=[w for _, w in OBJECT_CHEATS])
+def test_an_attribute_outside_the_libraries_public_api_is_refused(tmp_path, source, what):
+    found = audit.findings_for(unit(tmp_path, k=source), "k", "f")
+    assert any(what in w for w in whats(found)), f"{what!r} not among {whats(found)}"
+    hit = next(f for f in found if what in f.what)
+    assert hit.why in (audit.NOT_ALLOWED_ATTR, audit.REMOVED_ATTR, audit.INTERNAL_ATTR, audit.KERNEL_OBJECT_ATTR,
+                       audit.KERNEL_AS_VALUE)
+    assert hit.line >= 1 and hit.path.endswith("k.py")
+
+
+@pytest.mark.parametrize("main, what", [
+    ("from kernels import copy_k\ndef fn(v):\n    return v\ndef f(x):\n    return copy_k.fn", "copy_k.fn"),
+    ("import kernels\ndef fn(v):\n    return v\ndef f(x):\n    return kernels.copy_k.fn", "kernels.copy_k.fn"),
+    ("from kernels import copy_k\ndef go(k):\n    return k\ndef f(x):\n    return go(copy_k)", "copy_k (as a value)"),
+    ("import kernels\ndef go(k):\n    return k\ndef f(x):\n    return go(kernels.copy_k)",
+     "kernels.copy_k (as a value)"),
+    ("import kernels\ndef f(x):\n    return getattr(kernels, 'copy_k')", "kernels.copy_k (as a value)"),
+])
+def test_a_kernel_of_another_file_of_the_unit_is_only_launched(tmp_path, main, what):
+    """A kernel imported from another file of the unit: launched (``copy_k[grid](...)``, ``kernels.copy_k[grid](...)``),
+    never passed on nor asked for an attribute, even one the unit defines (``fn``)."""
+    found = audit.findings_for(unit(tmp_path, k=main, kernels=KERNEL.replace("_copy", "copy_k")), "k", "f")
+    assert what in whats(found), whats(found)
+    honest = "from kernels import copy_k\nimport kernels\ndef f(x, y):\n    copy_k[(1,)](x, y, 1, BLOCK=16)\n" \
+             "    kernels.copy_k[(1,)](x, y, 1, BLOCK=16)\n    return y\n"
+    assert audit.findings_for(unit(tmp_path, k=honest, kernels=KERNEL.replace("_copy", "copy_k")), "k", "f") == []
+
+
+def test_names_the_unit_defines_are_allowed_but_not_the_removed_ones(tmp_path):
+    """A name the unit's files define (a class's method, a self.x field, a helper file's function) may be used on any
+    value; a removed name (raw memory, the interpreter's backing array) stays refused even if the unit defines it."""
+    helpers = "class Rows:\n    def __init__(self):\n        self.width = 1\n    def untyped_storage(self):\n" \
+              "        return 0\ndef pack(x):\n    return x\n"
+    main = "import helpers\nfrom helpers import Rows\ndef f(x):\n    r = Rows()\n    return r.width, helpers.pack(x), " \
+           "x.width, x.untyped_storage()\n"
+    found = audit.findings_for(unit(tmp_path, k=main, helpers=helpers), "k", "f")
+    assert whats(found) == ["x.untyped_storage"], whats(found)
+    assert found[0].why == audit.REMOVED_ATTR
+    assert "x.width" not in whats(found)  # the unit defines width: allowed on any value
