@@ -16,7 +16,7 @@ grading loses points on each tier the file declares; the honest student scores e
 solutions. A cheat that scores in batch what it does not alone is a hole in the batch; one that keeps points alone
 is a hole in the tests (the self-test names it too).
 
-Slow (under two minutes on two cores: about 110 s wall, 200 s CPU); needs bwrap and root, as test_batch_cheats
+Slow (110 s wall on this two-core machine when quiet, both cores busy); needs bwrap and root, as test_batch_cheats
 does, else it skips saying why.
 """
 
