@@ -208,3 +208,20 @@ def test_the_judge_measures_the_model_in_the_sandbox_as_its_unprivileged_user(bw
     inner = bwrap_prefix[:-1] + ["--", *sandbox._setpriv(PROBE_UID)]
     proc = _judge(inner, _IN_THE_SANDBOX, **{wire.PRIVATE_NET_ENV: "1"})
     assert proc.returncode == 0 and f"OK {PROBE_UID}" in proc.stdout, (proc.stdout[-3000:], proc.stderr[-3000:])
+
+
+def test_batch_grading_s_judge_has_the_model_before_any_learner_code_runs(raw, fresh, monkeypatch):
+    """The sandbox's judge entry (grader/instructor/sandbox.py::judge_main) gets the model before pytest starts,
+    where the wire is counted: on a release with no stored model it is measured then, with no learner's worker
+    alive to share its time; nothing is measured where the wire is not counted."""
+    from grader.instructor import sandbox
+
+    calls = []
+    monkeypatch.setattr(gm, "torch_release", lambda: FAKE)
+    monkeypatch.setattr(gm, "measure", lambda timeout_s=30.0: calls.append(1) or raw)
+    monkeypatch.delenv(wire.PRIVATE_NET_ENV, raising=False)
+    sandbox._gloo_model_first()
+    assert calls == []
+    monkeypatch.setenv(wire.PRIVATE_NET_ENV, "1")
+    sandbox._gloo_model_first()
+    assert calls == [1] and gm.model_for_this_torch()[0].source == "measured here" and calls == [1]
