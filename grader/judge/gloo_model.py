@@ -220,8 +220,8 @@ def model_for_this_torch() -> tuple[GlooModel | None, str]:
     with contextlib.suppress(OSError, ValueError):
         if cached.is_file() and _trusted(cached):
             model = GlooModel.from_json(release, json.loads(cached.read_text()), "cached")
-            _MEASURED[release] = (model, f"gloo's bytes for torch {release} were measured on this machine "
-                                         f"({cached}; stored models: {known})")
+            _MEASURED[release] = (model, f"gloo's bytes for torch {release} were measured on this machine, "
+                                         f"cached in {cached}; stored models: {known}")
             return _MEASURED[release]
     try:
         model = derive(measure(), source="measured here", release=release)
@@ -235,7 +235,7 @@ def model_for_this_torch() -> tuple[GlooModel | None, str]:
             cached.parent.mkdir(parents=True, exist_ok=True)
             cached.write_text(json.dumps(model.to_json(), indent=1) + "\n")
     _MEASURED[release] = (model, f"{problem}gloo's bytes for torch {release} were measured here before the first "
-                                 f"wire check (stored models: {known}; `{TOOL}` stores this one)")
+                                 f"wire check; stored models: {known}; `{TOOL}` stores this one")
     return _MEASURED[release]
 
 
@@ -527,7 +527,7 @@ def derive(raw: Mapping[str, Any], source: str = "measured", release: str | None
         collective_per_pair=_up(MARGINS["collective_per_pair"] * per_pair, 50),
         shares={n: {w: round(s, 5) for w, s in per.items()} for n, per in r.shares.items()},
         list_headers=listed,
-        note=f"measured by `{TOOL}` in {r.seconds:.1f} s (message header {msg:.0f} B; start "
+        note=f"measured by grader/judge/gloo_model.py in {r.seconds:.1f} s (message header {msg:.0f} B; start "
              + ", ".join(f"{s:.0f}" for _, s in sorted(r.start.items())) + " B and barrier "
              + ", ".join(f"{b:.0f}" for _, b in sorted(r.barrier.items())) + " B on 2, 3, 4 ranks)",
         source=source,
