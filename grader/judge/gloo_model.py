@@ -57,13 +57,15 @@ SHARED = ("all_reduce", "broadcast", "reduce", "gather", "scatter", "all_to_all"
 SIZES = (800, 40_000, 400_000)
 SEND_SIZES = (800, 4_000, 40_000)
 REPEATS = 2
+RETRIES = 3  # a bracket in which lo retransmitted (a busy machine) is made again, up to this many times
 RING_STEPS = 8  # sends per rank in one bracket: a stray message of gloo's in or out of it shifts one send's header
 # by an eighth
 
 # The room a derived model leaves over what was measured: the margins the constants measured by hand on torch
-# 2.13.0 carried (its message header 88 B read as 75-110; a two-rank start ~550 B as 1,500 + 1,000 per pair;
-# the grader's barrier ~190 B per rank as 500; an all-reduce's ~375 B of headers per ordered pair as 600).
-MARGINS = {"msg_min": 0.85, "msg_max": 1.25, "start_base": 2.7, "start_per_pair": 1.8, "barrier_per_rank": 2.6,
+# 2.13.0 carried (its message header 88 B read as 75-110; a two-rank start with its one barrier ~750 B as 1,500
+# + 1,000 per pair; the grader's barrier ~190 B per rank as 500; an all-reduce's ~375 B of headers per ordered
+# pair as 600).
+MARGINS = {"msg_min": 0.85, "msg_max": 1.25, "start_base": 2.0, "start_per_pair": 1.3, "barrier_per_rank": 2.6,
            "collective_per_pair": 1.6}
 LIST_HEADERS_RATIO = 1.5  # a collective whose headers per pair are this many times an all-reduce's: P sets of them
 
@@ -327,7 +329,8 @@ def _bracketed(rank: int, world: int) -> list[tuple[str, int, int, int, list]]:
     Rank 0 reads, then lets every rank go (a 4 B send each); every rank makes the call, then tells rank 0 it is
     done (4 B each); rank 0 reads again once all are done, so everything the call sent lies between the readings,
     with the same go and done messages each time ("nothing": those alone). Returns (call, size, payload,
-    retransmits, the rank's log of the call) per bracket; the payload on rank 0 only."""
+    retransmits, the rank's log of the call) per bracket, each retry of one where lo retransmitted included; the
+    payload on rank 0 only."""
     import torch
     import torch.distributed as dist
 
@@ -337,28 +340,36 @@ def _bracketed(rank: int, world: int) -> list[tuple[str, int, int, int, list]]:
     plan += [(name, n) for name in SHARED for n in SIZES for _ in range(REPEATS)]
     out = []
     for name, nbytes in plan:
-        with ranks.uncounted():
-            if rank == 0:
-                a = lo_counters()
-                for r in range(1, world):
-                    dist.send(flag, r)
-            else:
-                dist.recv(flag, 0)
-        before = len(ranks.comm_log())
-        _call(name, rank, world, nbytes)
-        logged = [list(e) for e in ranks.comm_log()[before:]]
-        payload = retrans = 0
-        with ranks.uncounted():
-            if rank == 0:
-                for r in range(1, world):
-                    dist.recv(flag, r)
-                b = lo_counters()
-                if a is None or b is None:
-                    raise MeasureError("lo's counters cannot be read in the ranks")
-                payload, retrans = payload_between(a, b)
-            else:
-                dist.send(flag, 0)
-        out.append((name, nbytes, payload, retrans, logged))
+        for attempt in range(1 + RETRIES):
+            with ranks.uncounted():
+                if rank == 0:
+                    a = lo_counters()
+                    for r in range(1, world):
+                        dist.send(flag, r)
+                else:
+                    dist.recv(flag, 0)
+            before = len(ranks.comm_log())
+            _call(name, rank, world, nbytes)
+            logged = [list(e) for e in ranks.comm_log()[before:]]
+            payload = retrans = 0
+            with ranks.uncounted():
+                if rank == 0:
+                    for r in range(1, world):
+                        dist.recv(flag, r)
+                    b = lo_counters()
+                    if a is None or b is None:
+                        raise MeasureError("lo's counters cannot be read in the ranks")
+                    payload, retrans = payload_between(a, b)
+                    again = torch.full((1,), float(retrans > 0 and attempt < RETRIES))
+                    for r in range(1, world):  # after the reading: outside every bracket
+                        dist.send(again, r)
+                else:
+                    dist.send(flag, 0)
+                    again = torch.zeros(1)
+                    dist.recv(again, 0)
+            out.append((name, nbytes, payload, retrans, logged))
+            if not again.item():
+                break
     return out
 
 
@@ -465,16 +476,27 @@ class Reading:
 
     release: str
     msg: list[float] = field(default_factory=list)  # gloo's header per send, every bracket of sends
-    start: dict[int, float] = field(default_factory=dict)  # one start's rendezvous and teardown
+    start: dict[int, float] = field(default_factory=dict)  # one start: rendezvous, teardown, the check's barrier
     barrier: dict[int, float] = field(default_factory=dict)  # one barrier, all ranks
     shares: dict[str, dict[int, float]] = field(default_factory=dict)  # payload per logged byte
     per_pair: dict[str, dict[int, float]] = field(default_factory=dict)  # headers per call and ordered pair
     seconds: float = 0.0
 
 
+def _quiet(rows: list[list]) -> list[list]:
+    """The brackets with no retransmission, if any."""
+    return [r for r in rows if r[4] == 0] or rows
+
+
 def _clean(rows: list[list]) -> list[list]:
-    kept = [r for r in rows if r[4] == 0]
-    return kept or rows
+    """Per size, the repeat that carried least among those with no retransmission (a retransmitted segment's data
+    counts twice), else among all: what disturbs a bracket on a busy machine (a retransmission, a stray message of
+    gloo's) only adds bytes."""
+    out = []
+    for size in dict.fromkeys(r[1] for r in rows):
+        same = [r for r in rows if r[1] == size]
+        out.append(min([r for r in same if r[4] == 0] or same, key=lambda r: r[3]))
+    return out
 
 
 def read(raw: Mapping[str, Any]) -> Reading:
@@ -483,10 +505,10 @@ def read(raw: Mapping[str, Any]) -> Reading:
     for key, per in raw["worlds"].items():
         world = int(key)
         rows = per["brackets"]
-        base = statistics.median(r[3] for r in _clean([r for r in rows if r[0] == "nothing"]))
-        out.barrier[world] = statistics.median(r[3] for r in _clean([r for r in rows if r[0] == "barrier"])) - base
-        out.start[world] = per["idle"] - out.barrier[world]
-        out.msg += [(r[3] - base - r[2]) / (world * RING_STEPS) for r in _clean([r for r in rows if r[0] == "ring"])]
+        base = statistics.median(r[3] for r in _quiet([r for r in rows if r[0] == "nothing"]))
+        out.barrier[world] = statistics.median(r[3] for r in _quiet([r for r in rows if r[0] == "barrier"])) - base
+        out.start[world] = per["idle"]
+        out.msg += [(r[3] - base - r[2]) / (world * RING_STEPS) for r in _quiet([r for r in rows if r[0] == "ring"])]
         pairs = world * (world - 1)
         for name in SHARED:
             pts = [(r[2], r[3] - base) for r in _clean([r for r in rows if r[0] == name])]
@@ -542,9 +564,9 @@ def covers(model: GlooModel, reading: Reading) -> list[str]:
     if not model.msg_min <= msg <= model.msg_max:
         bad.append(f"message header {msg:.0f} B outside {model.msg_min}-{model.msg_max}")
     for w, s in reading.start.items():
-        room = model.start_base + model.start_per_pair * (w * (w - 1) // 2)
+        room = model.start_base + model.start_per_pair * (w * (w - 1) // 2) + model.barrier_per_rank * w
         if s > room:
-            bad.append(f"start on {w} ranks {s:.0f} B over {room}")
+            bad.append(f"a start and its barrier on {w} ranks {s:.0f} B over {room}")
     for w, b in reading.barrier.items():
         if b > model.barrier_per_rank * w:
             bad.append(f"barrier on {w} ranks {b:.0f} B over {model.barrier_per_rank * w}")
