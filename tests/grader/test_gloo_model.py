@@ -19,7 +19,7 @@ FAKE = "9.99.0"  # a torch release no model is stored for
 
 @pytest.fixture(scope="module")
 def raw() -> dict:
-    """One measurement on this machine's torch (~2 s of CPU, in a network namespace of its own)."""
+    """One measurement on this machine's torch (3-5 s of CPU, in a network namespace of its own)."""
     try:
         return gm.measure()
     except gm.MeasureError as exc:
