@@ -369,6 +369,7 @@ def judge_main(argv: Sequence[str]) -> int:
             importlib.import_module(name)
         except ImportError:  # not installed: blocked, so a later attempt never searches the path for it
             sys.modules.setdefault(name, None)  # type: ignore[assignment]
+    _gloo_model_first()
     _watch_late_imports()
     if os.environ.get(KILL_STRAYS_ENV) == "1":
         _kill_strays_after_each_test()
@@ -376,6 +377,16 @@ def judge_main(argv: Sequence[str]) -> int:
 
     sys.argv = ["pytest", *argv]
     return pytest.main()
+
+
+def _gloo_model_first() -> None:
+    """Where the judge counts the wire (bwrap's own network), the model of this torch's gloo is had before any
+    learner code runs: the stored one, or on a release with none, measured now by the judge's own calls in a network
+    of the measurement's own (grader/judge/gloo_model.py), so that no worker of the learner's shares its time."""
+    from grader.judge import gloo_model, wire
+
+    if os.environ.get(wire.PRIVATE_NET_ENV) == "1":
+        gloo_model.model_for_this_torch()
 
 
 def _watch_late_imports() -> None:

@@ -10,13 +10,17 @@ Nothing the learner's processes do can change the counters the judge reads.
 from __future__ import annotations
 
 import os
+import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from grader.i18n import N_, _
 from grader.instrument import ranks, worker
 from grader.instrument.ranks import COLLECTIVES, P2P, SENDS, RankFailure, RankRun
+from grader.judge import gloo_model
+from grader.judge.gloo_model import RELATIVE, GlooModel
 
 
 @dataclass
@@ -133,74 +137,50 @@ def _accounted(runs: RankRuns) -> bool:
 
 
 PRIVATE_NET_ENV = "DRIPSTONE_PRIVATE_NET"  # set by batch grading's sandbox: this process has a network of its own
-# Per packet on the loopback: Ethernet 14 + IPv4 20 + TCP 20 with the timestamp option 12 (every segment
-# between Linux peers); a UDP datagram 14 + 20 + 8 (IPv6: 20 more); ICMP 14 + 20 + 8.
-TCP_HEADER, UDP_HEADER, UDP6_HEADER, ICMP_HEADER = 66, 42, 62, 42
-# gloo's own bytes per logged send (its message header, measured 88-91 B on gloo 2.x / torch 2.13), the
-# TCPStore rendezvous and teardown per start and pair of ranks (545-800 B measured), the grader's barrier
-# between checks per rank (180-380 B), gloo's headers per collective call and ordered pair of ranks (~375 B
-# measured), with room: the bounds below must hold for every honest run.
-MSG_MIN, MSG_MAX = 75, 110
-START_PER_PAIR, START_BASE, BARRIER_PER_RANK, COLLECTIVE_PER_PAIR = 1000, 1500, 500, 600
-RELATIVE = 0.01  # of the logged bytes, either way
+# gloo's own bytes (its message header per logged send, the TCPStore rendezvous and teardown per start and pair of
+# ranks, the grader's barrier between checks per rank, its headers per collective call and ordered pair of ranks,
+# each collective's share of its logged bytes per world size) are measured, not typed: grader/judge/gloo_model.py
+# measures them with judge-written calls, grader/judge/gloo_models.json stores them per torch release (2-4 ranks,
+# 800 B to 400 KB), with room: the bounds they give must hold for every honest run.
 SEGMENT_MAX = 65536  # a TCP segment on lo (its MTU): the most one retransmission can carry
 # Retransmissions on lo, measured on busy machines: 0-5 per run, almost all without payload (the payload count
 # unchanged); in 2 runs of ~40, one or three carried a chunk (+8-11 KB). Two are credited a message each: more
 # would let a flood of lo (which drops packets, so gloo's get retransmitted) buy room for hidden traffic.
 RETRANSMITS_CREDITED = 2
-# The torch release whose gloo the shares below and the header sizes were measured on (requirements.txt pins it).
-GLOO_MEASURED_ON = "2.13.0"
+SKIPPED = N_("the wire check is skipped: {why}")
 
 
 def torch_release() -> str:
     """The installed torch's release (``2.13.0`` of ``2.13.0+cpu``), read without importing torch."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("torch").split("+", 1)[0]
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
+    return gloo_model.torch_release()
 
 
-def _model_note() -> str:
-    """What a mismatch message adds when this torch's gloo is not the one the wire model was measured on."""
-    now = torch_release()
-    if now == GLOO_MEASURED_ON:
-        return ""
-    return (f" (gloo's bytes were measured on torch {GLOO_MEASURED_ON}, this is torch {now}: if a right "
-            "implementation fails here, the model in grader/instrument/ranks.py needs measuring again on this release)")
+_SAID: set[str] = set()
 
 
-# What one rank's logged call puts on the wire, as a fraction of its logged bytes (every tensor argument); measured
-# on 2-4 ranks, 800 B to 400 KB (torch 2.13, gloo). all_reduce: a ring, 2(P-1)/P·n per rank. broadcast: the
-# root's n to each other rank. reduce: (P-1)·n + (P-1)/P·n per call. gather/scatter: (P-1)·n per call, logged
-# (P+1)·n at the root and n elsewhere; all_to_all: P(P-1)·n per call, logged 2P·n per rank (summed over the
-# ranks, both come to (P-1)/2P of the log). all-gathers: (P-1)·n_in per rank, logged (P+1)·n_in. reduce-scatters:
-# an all-reduce of the P·n input, logged (P+1)·n; the list form's headers are P times an all-reduce's
-# (LIST_HEADERS). Barriers: headers only.
-_SHARES: dict[str, Callable[[int], float]] = {
-    "all_reduce": lambda p: 2 * (p - 1) / p,
-    "broadcast": lambda p: (p - 1) / p,
-    "reduce": lambda p: (p * p - 1) / (p * p),
-    **dict.fromkeys(("gather", "scatter", "all_to_all", "all_to_all_single"), lambda p: (p - 1) / (2 * p)),
-    **dict.fromkeys(("all_gather", "all_gather_into_tensor", "all_gather_single"), lambda p: (p - 1) / (p + 1)),
-    **dict.fromkeys(("reduce_scatter", "reduce_scatter_tensor", "reduce_scatter_single"),
-                    lambda p: 2 * (p - 1) / (p + 1)),
-}
-LIST_HEADERS = frozenset({"reduce_scatter"})
+def _model() -> tuple[GlooModel | None, str]:
+    """The model of this torch's gloo and a note for the messages (see gloo_model.model_for_this_torch); where
+    there is none, the wire check is skipped and that is said once, in the judge's log and as a warning."""
+    model, note = gloo_model.model_for_this_torch()
+    if model is None and note not in _SAID:
+        _SAID.add(note)
+        said = _(SKIPPED).format(why=note)
+        print(said, file=sys.stderr)
+        warnings.warn(said, RuntimeWarning, stacklevel=3)
+    return model, note
 
 
-def _payload_share(name: str, nbytes: int, world: int) -> tuple[float, float]:
+def _payload_share(name: str, nbytes: int, world: int, model: GlooModel) -> tuple[float, float]:
     """(least, most) payload one rank's logged call puts on the wire, gloo's headers for a collective included in
-    the most. A send is its bytes (its header: MSG_MIN/MSG_MAX); a receive is the sender's. A call with no model
-    here (object collectives, coalesced ones) allows headers only, so its bytes cannot widen the bounds."""
+    the most. A send is its bytes (its header: the model's msg_min/msg_max); a receive is the sender's. A call with
+    no share in the model (object collectives, coalesced ones, barriers) allows headers only, so its bytes cannot
+    widen the bounds."""
     if name in SENDS:
         return nbytes, nbytes
     if name in ("recv", "irecv"):
         return 0, 0
-    share = _SHARES[name](world) * nbytes if name in _SHARES else 0.0
-    headers = COLLECTIVE_PER_PAIR * (world - 1) * (world if name in LIST_HEADERS else 1)
-    return share, share + headers
+    share = model.share(name, world) * nbytes
+    return share, share + model.headers(name, world)
 
 
 def _well_formed(entry: object) -> bool:
@@ -213,24 +193,7 @@ def _net_counters() -> dict[str, int] | None:
     (batch grading's sandbox: ``--unshare-net``, where lo is the only interface) and the kernel shows them."""
     if os.environ.get(PRIVATE_NET_ENV) != "1":
         return None
-    try:
-        dev = Path("/proc/self/net/dev").read_text().splitlines()[2:]
-        names = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].split() for line in dev}
-        if set(names) != {"lo"}:
-            return None
-        out = {"bytes": int(names["lo"][8])}
-        for path in ("/proc/self/net/snmp", "/proc/self/net/snmp6"):
-            lines = Path(path).read_text().splitlines()
-            if path.endswith("6"):
-                pairs = [line.split() for line in lines if line.strip()]
-                out.update({f"6:{k}": int(v) for k, v in pairs})
-                continue
-            for head, values in zip(lines[::2], lines[1::2], strict=False):
-                proto, *keys = head.split()
-                out.update({f"{proto.rstrip(':')}{k}": int(v) for k, v in zip(keys, values.split()[1:], strict=False)})
-        return out
-    except (OSError, ValueError, IndexError):
-        return None
+    return gloo_model.lo_counters()
 
 
 @dataclass
@@ -252,35 +215,42 @@ class Wire:
 
     @classmethod
     def between(cls, a: dict[str, int], b: dict[str, int], starts: int, checks: int, complete: bool) -> Wire:
-        d = {k: b.get(k, 0) - a.get(k, 0) for k in b}
-        headers = (TCP_HEADER * d.get("TcpOutSegs", 0) + UDP_HEADER * (d.get("UdpOutDatagrams", 0)
-                   + d.get("UdpLiteOutDatagrams", 0)) + UDP6_HEADER * (d.get("6:Udp6OutDatagrams", 0)
-                   + d.get("6:UdpLite6OutDatagrams", 0)) + ICMP_HEADER * (d.get("IcmpOutMsgs", 0)
-                   + d.get("6:Icmp6OutMsgs", 0)))
-        retrans = d.get("TcpRetransSegs", 0)
-        return cls(d["bytes"] - headers - TCP_HEADER * retrans, retrans, starts, checks, complete)
+        payload, retrans = gloo_model.payload_between(a, b)
+        return cls(payload, retrans, starts, checks, complete)
 
-    def bounds(self, logs: list[list[list[tuple[str, int]]]], world: int) -> tuple[int, int, int, int]:
-        """(lowest, highest) payload the calls allow; the bytes they pass and how many they are."""
+    def bounds(self, logs: list[list[list[tuple[str, int]]]], world: int,
+               model: GlooModel | None = None) -> tuple[int, int, int, int]:
+        """(lowest, highest) payload the calls allow by ``model`` (this torch's); the bytes they pass and how many
+        they are."""
+        m = model if model is not None else _model()[0]
+        if m is None:
+            raise ValueError("no model of gloo's bytes for this torch: see grader/judge/gloo_model.py")
         calls = [(name, n) for check in logs for rank in check for name, n in rank]
         low = high = 0.0
         for name, n in calls:
-            least, most = _payload_share(name, n, world)
-            low += least * (1 - RELATIVE) + (MSG_MIN if name in SENDS and n else 0)  # an empty send may be skipped
-            high += most * (1 + RELATIVE) + (MSG_MAX if name in SENDS else 0)
+            least, most = _payload_share(name, n, world, m)
+            low += least * (1 - RELATIVE) + (m.msg_min if name in SENDS and n else 0)  # an empty send may be skipped
+            high += most * (1 + RELATIVE) + (m.msg_max if name in SENDS else 0)
         pairs = world * (world - 1) // 2
-        high += (self.starts * (START_BASE + START_PER_PAIR * pairs) + self.checks * BARRIER_PER_RANK * world
+        high += (self.starts * (m.start_base + m.start_per_pair * pairs) + self.checks * m.barrier_per_rank * world
                  + min(self.retransmits, RETRANSMITS_CREDITED) * (min(max((n for _, n in calls), default=0),
-                                                                         SEGMENT_MAX) + MSG_MAX))
+                                                                         SEGMENT_MAX) + m.msg_max))
         logged = sum(n for name, n in calls if name not in ("recv", "irecv"))
         return int(low), int(high), logged, len(calls)
 
-    def mismatch(self, logs: list[list[list[tuple[str, int]]]], world: int) -> str | None:
-        """None when the payload is within :meth:`bounds` of the calls ``logs`` holds (per check, per rank)."""
+    def mismatch(self, logs: list[list[list[tuple[str, int]]]], world: int,
+                 model: GlooModel | None = None, note: str = "") -> str | None:
+        """None when the payload is within :meth:`bounds` (by ``model``, this torch's by default) of the calls
+        ``logs`` holds (per check, per rank); ``note`` (how the model was had) ends a mismatch's message."""
         bad = [e for check in logs for rank in check for e in rank if not _well_formed(e)]
         if bad:  # the wrappers log (name, bytes >= 0) only: anything else was written by something else
             return f"the comm log holds entries no torch.distributed call writes: {bad[:3]}"
-        low, high, sent, count = self.bounds(logs, world)
+        if model is None:
+            model, note = _model()
+            if model is None:
+                return None
+        low, high, sent, count = self.bounds(logs, world, model)
+        note = f" ({note})" if note else ""
         if low <= self.payload <= high:
             return None
         said = (f"the calls the test counts for {world} ranks ({count}, passing {sent:,} B of tensors) mean "
@@ -289,9 +259,9 @@ class Wire:
         if self.payload > high:
             return (f"{said}: data went by a route the comm log does not see (a socket or store of your own, a "
                     "process group's functions reached some other way); exchange data only with torch.distributed's "
-                    "functions" + _model_note())
+                    "functions" + note)
         return (f"{said}: the log counts traffic that never reached the network (a send nobody received, or a "
-                "log written by something other than torch.distributed's calls)" + _model_note())
+                "log written by something other than torch.distributed's calls)" + note)
 
 
 def _rebuild(raw: dict[str, Any], world_size: int) -> RankRuns:
