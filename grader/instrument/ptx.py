@@ -1491,3 +1491,50 @@ def interpret(ptx: str, label: str, name: str, grid: Sequence[int], block: Seque
     copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
     launch = Launch(module, name, grid, block, copies, shared_bytes=shared_bytes, label=label).run()
     return Counted(list(launch.banks.values()), launch.buffers, launch.steps)
+
+
+def bank_conflicts(ptx: str, label: str, text: str, name: str, grid: Sequence[int], block: Sequence[int],
+                   args: Sequence[object], *, shared_bytes: int = 0):
+    """The shared-memory bank conflicts of one interpreted launch, per source line, kind and ``__shared__`` array
+    (:class:`grader.instrument.cuda_cpu.BankConflicts`, the executor's format), and the written copies of the array
+    arguments (for the caller to hold against the executor's result)."""
+    from grader.instrument.cuda_cpu import BankConflicts, LineConflicts
+
+    counted = interpret(ptx, label, name, grid, block, args, shared_bytes=shared_bytes)
+    lines = text.splitlines()
+    merged: dict[tuple[int, str, tuple[str, ...]], list[int]] = {}
+    for st in counted.stats:
+        if not st.requests:
+            continue
+        key = (st.line, st.kind, tuple(sorted(st.arrays)))
+        m = merged.setdefault(key, [0, 0, 0, 0])
+        m[0] = max(m[0], st.degree)
+        m[1] += st.count
+        m[2] += st.requests
+        m[3] += st.wavefronts
+    rows = [LineConflicts(line, kind, d, c, r, w, arrays, lines[line - 1].strip() if 0 < line <= len(lines) else "")
+            for (line, kind, arrays), (d, c, r, w) in sorted(merged.items())]
+    return BankConflicts(name, rows), counted.buffers
+
+
+ROUNDING = 1e-3  # how far the interpreted launch's float outputs may be from the executor's (FMA contraction, exp2)
+
+
+def first_difference(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray]) -> tuple[int, int] | None:
+    """(buffer, flat index) of the first element where two launches' outputs differ beyond float rounding (integers
+    exactly; floats with the same NaNs and infinities and within ROUNDING of the larger magnitude, or of a thousandth
+    of the buffer's largest), or None."""
+    for b, (x, y) in enumerate(zip(ours, theirs, strict=True)):
+        x, y = np.asarray(x).reshape(-1), np.asarray(y).reshape(-1)
+        if x.dtype.kind != "f":
+            bad = np.flatnonzero(x != y)
+        else:
+            a, c = x.astype(np.float64), y.astype(np.float64)
+            fa, fc = np.isfinite(a), np.isfinite(c)
+            scale = max(float(np.abs(a[fa]).max(initial=0.0)), float(np.abs(c[fc]).max(initial=0.0)))
+            same_special = (fa == fc) & (fa | (a == c) | (np.isnan(a) & np.isnan(c)))
+            close = ~(fa & fc) | (np.abs(a - c) <= ROUNDING * (np.maximum(np.abs(a), np.abs(c)) + 1e-3 * scale))
+            bad = np.flatnonzero(~(same_special & close))
+        if bad.size:
+            return b, int(bad[0])
+    return None
