@@ -17,8 +17,9 @@ Two kinds of CUDA exercise, two CPU tiers, one GPU tier:
   ptxas' verbose report gives registers, shared memory, stack and spills per kernel, and the PTX
   shows what the kernel does (``shfl.sync``, ``ld.shared``, ``ld.global.v4``). Tests hold those
   against what the lesson teaches (efficiency tier). Running them (correctness, gpu_perf) needs a
-  device (:func:`launch`), or for correctness the CPU executor (:func:`run_kernel`, grader.instrument.cuda_cpu),
-  which also counts their shared-memory bank conflicts per line (:func:`bank_conflicts`).
+  device (:func:`launch`), or for correctness the CPU executor (:func:`run_kernel`, grader.instrument.cuda_cpu).
+  Their shared-memory bank conflicts per line (:func:`bank_conflicts`) are counted by interpreting NVRTC's PTX
+  (grader.instrument.ptx), whose outputs must match the executor's.
 
 A stub's unwritten region is ``DRIPSTONE_TODO("TODO: ...");`` (a macro that traps if launched, so the
 stub compiles): :meth:`CudaSource.require_done` turns it into NotImplementedError for the tests of
@@ -370,8 +371,8 @@ def bank_conflicts(source: CudaSource, name: str, grid: tuple[int, ...], block: 
         got = interpreted[buffer].reshape(-1)[index]
         want = [a for a in executed if isinstance(a, np.ndarray)][buffer].reshape(-1)[index]
         raise SubmissionError(_(
-            "{label}: the kernel {name} that NVRTC compiled (whose bank conflicts are counted) and the one g++ compiled "
-            "(whose results are checked) compute different results: `{param}` element {index} is {got} in the "
+            "{label}: the kernel {name} that NVRTC compiled (whose bank conflicts are counted) and the one g++ "
+            "compiled (whose results are checked) compute different results: `{param}` element {index} is {got} in the "
             "first, {want} in the second. Both compilers must read the same kernel: remove what tells them "
             "apart").format(label=source.label, name=name, param=param, index=index, got=got, want=want))
     return banks

@@ -171,8 +171,7 @@ def parse(ptx: str, source_name: str = "") -> Module:
                 data = np.zeros(nbytes, np.uint8)
                 if init:
                     vals = [int(v, 0) for v in init.replace(" ", "").split(",") if v]
-                    data[: len(vals) * size] = np.array(vals, dtype=_RAW[size] if size in _RAW else np.uint8).view(
-                        np.uint8)
+                    data[: len(vals) * size] = np.array(vals, dtype=_RAW.get(size, np.uint8)).view(np.uint8)
                 elif scalar:
                     data[:size] = np.array([_immediate(scalar, _DTYPES[typ])], _DTYPES[typ]).view(np.uint8)
                 globals_.append((name, int(align or size), data.tobytes()))
@@ -546,7 +545,7 @@ class Launch:
 
     # -- translation: one closure per instruction ----------------------------------------------------------------
 
-    def _translate(self, ins: Instr):  # noqa: C901 - one dispatch over the PTX opcodes
+    def _translate(self, ins: Instr):
         parts = ins.parts
         op = parts[0]
         NORMAL, BRANCH, BAR, EXIT = 0, 1, 2, 3
@@ -586,15 +585,15 @@ class Launch:
                 fn(_narrow(s, p, self.T))
         return run
 
-    def _normal(self, ins: Instr):  # noqa: C901
+    def _normal(self, ins: Instr):
         parts, a = ins.parts, ins.args
         op = parts[0]
         types = _types_of(parts)
         typ = types[-1] if types else None
         dt = _DTYPES[typ] if typ else None
         mods = set(parts[1:])
-        R = lambda i, t=None: self.reader(a[i], t if t is not None else dt, ins)  # noqa: E731
-        W = lambda i, t=None: self.writer(a[i], t if t is not None else dt, ins)  # noqa: E731
+        R = lambda i, t=None: self.reader(a[i], t if t is not None else dt, ins)
+        W = lambda i, t=None: self.writer(a[i], t if t is not None else dt, ins)
 
         if op in ("membar", "fence") or (op == "bar" and "warp" in parts) or op == "pragma" or op == "prefetch":
             return lambda s: None
@@ -643,7 +642,7 @@ class Launch:
             return self._arith(ins, op, mods, typ, dt)
         raise self._unsupported(ins)
 
-    def _arith(self, ins: Instr, op: str, mods: set[str], typ: str, dt: np.dtype):  # noqa: C901
+    def _arith(self, ins: Instr, op: str, mods: set[str], typ: str, dt: np.dtype):
         a = ins.args
         f = dt.kind == "f"
         rnd = next((m for m in ("rn", "rz", "rm", "rp") if m in mods), "rn")
@@ -659,7 +658,6 @@ class Launch:
         if op == "testp":
             out_dt = _DTYPES["pred"]
         out = self.writer(a[0], out_dt, ins)
-        fdt = dt if f else None
 
         def fin(v):
             if f and sat:
@@ -1089,7 +1087,7 @@ class Launch:
             return lambda s: out(s, (np.asarray(x(s)).astype(np.uint64) & mask).astype(dt))
         return lambda s: out(s, (np.asarray(x(s)).astype(np.uint64) | hi).astype(dt))
 
-    def _cvt(self, ins: Instr, parts: list[str]):  # noqa: C901
+    def _cvt(self, ins: Instr, parts: list[str]):
         types = _types_of(parts)
         if len(types) != 2:
             raise self._unsupported(ins)

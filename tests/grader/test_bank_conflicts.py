@@ -7,10 +7,10 @@ distinct 4-byte words one of the 32 banks serves (same word: a broadcast).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
-
-from pathlib import Path
 
 from grader.core.target import SubmissionError
 from grader.instrument import cuda, cuda_cpu
@@ -155,7 +155,8 @@ def test_the_count_is_the_judges_not_the_launch_process():
     """The count comes from the interpreted PTX: the executor's launch process prints no BANK lines any more, so a
     kernel that hides its accesses from it (memcpy) or prints forged lines changes nothing."""
     source = SOURCE.replace("out[t] = s[(t * stride) % (32 * 64)];",
-                            "float v; memcpy(&v, &s[(t * stride) % (32 * 64)], sizeof(float) * (stride > 0)); out[t] = v;")
+                            "float v; memcpy(&v, &s[(t * stride) % (32 * 64)], sizeof(float) * (stride > 0)); "
+                            "out[t] = v;")
     banks = cuda.bank_conflicts(cuda.CudaSource(Path("banks.cu"), "banks.cu", source), "strided", (1,), (32,),
                                 [np.zeros(32, np.float32), 32])
     assert max(c.degree for c in banks.touching("s", "read")) == 32, banks.summary()
