@@ -48,7 +48,7 @@ TAG_SHIFT = 40
 OFFSET_MASK = (1 << TAG_SHIFT) - 1
 SHARED_TAG = 0xFE
 LOCAL_TAG = 0xFD
-STEP_LIMIT = 200_000_000  # instructions per launch (thread groups): a kernel that never ends stops here
+STEP_LIMIT = 5_000_000  # instruction steps (thread groups) per launch, ~100x the capstone's: an endless loop stops
 
 
 class PtxUnsupported(SubmissionError):
@@ -1310,8 +1310,8 @@ class Launch:
             while True:
                 self.steps += 1
                 if self.steps > STEP_LIMIT:
-                    raise self._fault(code[min(p, n - 1)][2], "more than 200 million instructions: a kernel that "
-                                                             "never ends?")
+                    raise self._fault(code[min(p, n - 1)][2], f"more than {STEP_LIMIT:,} instruction steps: a "
+                                                             "kernel that never ends?")
                 if p >= n:
                     done[s] = True
                     break

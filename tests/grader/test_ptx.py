@@ -60,6 +60,11 @@ extern "C" __global__ void histogram(const int* keys, int* bins, float* total) {
     if (t < 8) atomicAdd(&bins[t], local[t]);
 }
 
+extern "C" __global__ void spin(volatile int* flag) {
+    while (flag[0] == 0) {
+    }
+}
+
 extern "C" __global__ void clock_it(long long* out) {
     out[threadIdx.x] = clock64();
 }
@@ -139,6 +144,12 @@ def test_an_instruction_it_does_not_model_is_named_with_its_line(compiled):
 def test_an_access_outside_a_buffer_is_a_fault_with_its_line(compiled):
     with pytest.raises(ptx.PtxFault, match=rf"out-of-bounds read.*kernels.cu line {line_of('s[t] = a[t]')}"):
         run(compiled, "reverse", (1,), (256,), [np.zeros(100, np.float32)])
+
+
+def test_a_kernel_that_never_ends_is_stopped(compiled, monkeypatch):
+    monkeypatch.setattr(ptx, "STEP_LIMIT", 10_000)
+    with pytest.raises(ptx.PtxFault, match=r"more than 10,000 instruction steps.*kernels.cu line"):
+        run(compiled, "spin", (1,), (32,), [np.zeros(1, np.int32)])
 
 
 def test_shared_symbols_are_demangled():
