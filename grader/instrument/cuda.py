@@ -17,8 +17,9 @@ Two kinds of CUDA exercise, two CPU tiers, one GPU tier:
   ptxas' verbose report gives registers, shared memory, stack and spills per kernel, and the PTX
   shows what the kernel does (``shfl.sync``, ``ld.shared``, ``ld.global.v4``). Tests hold those
   against what the lesson teaches (efficiency tier). Running them (correctness, gpu_perf) needs a
-  device (:func:`launch`), or for correctness the CPU executor (:func:`run_kernel`, grader.instrument.cuda_cpu),
-  which also counts their shared-memory bank conflicts per line (:func:`bank_conflicts`).
+  device (:func:`launch`), or for correctness the CPU executor (:func:`run_kernel`, grader.instrument.cuda_cpu).
+  Their shared-memory bank conflicts per line (:func:`bank_conflicts`) are counted by interpreting NVRTC's PTX
+  (grader.instrument.ptx), whose outputs must match the executor's.
 
 A stub's unwritten region is ``DRIPSTONE_TODO("TODO: ...");`` (a macro that traps if launched, so the
 stub compiles): :meth:`CudaSource.require_done` turns it into NotImplementedError for the tests of
@@ -332,9 +333,14 @@ def can_count_banks() -> bool:
 def bank_conflicts(source: CudaSource, name: str, grid: tuple[int, ...], block: tuple[int, ...],
                    args: Sequence[object], *, shared_bytes: int = 0):
     """The shared-memory bank conflicts of one launch of kernel ``name``, per line of ``source``
-    (:class:`grader.instrument.cuda_cpu.BankConflicts`): counted on the CPU executor whatever the device (a
-    GPU's counters need a profiler), on host copies of ``args``, which are not written back."""
-    from grader.instrument import cuda_cpu
+    (:class:`grader.instrument.cuda_cpu.BankConflicts`), on host copies of ``args``, which are not written back.
+
+    Counted by the judge's own code, never by the learner's (THREAT_MODEL.md R3.1): NVRTC compiles the source to PTX
+    (with line info) and :mod:`grader.instrument.ptx` interprets that launch, reading the PTX as data. The outputs of
+    the interpreted launch must match the CPU executor's launch of the same inputs (float rounding apart): a file whose
+    NVRTC reading computes something else than the kernel g++ compiled is refused (where the g++ build faults or
+    races on these inputs there is no result to hold it against: the count stands, the correctness tests fail)."""
+    from grader.instrument import cuda_cpu, ptx
 
     if not cuda_cpu.available():
         import pytest
@@ -342,8 +348,34 @@ def bank_conflicts(source: CudaSource, name: str, grid: tuple[int, ...], block: 
         from grader.instrument import device as dev
 
         pytest.skip(f"{dev.PENDING_GPU}: counting bank conflicts needs the CPU executor (g++ on x86-64 Linux)")
-    host = [a.detach().cpu() if hasattr(a, "detach") else a for a in args]
-    return cuda_cpu.bank_conflicts(source.text, source.label, name, grid, block, host, shared_bytes=shared_bytes)
+    host = [np.array(a.detach().cpu().numpy(), copy=True) if hasattr(a, "detach") else
+            np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    compiled = source.compile(options=("--generate-line-info",))
+    banks, interpreted = ptx.bank_conflicts(compiled.ptx, source.label, source.text, name, grid, block, host,
+                                            shared_bytes=shared_bytes)
+    executed = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in host]
+    names = re.findall(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(', source.text)
+    runner = cuda_cpu.compile_cpu(source.text, source.label, sorted({*names, name}))
+    try:
+        cuda_cpu.launch(runner, name, grid, block, executed, shared_bytes=shared_bytes)
+    except cuda_cpu.CudaFault:
+        # a race or a fault of the g++ build on these inputs: its result is no reference (the correctness tests
+        # report the fault); the count stands, computed from the PTX alone
+        return banks
+    differs = ptx.first_difference(interpreted, [a for a in executed if isinstance(a, np.ndarray)])
+    if differs is not None:
+        buffer, index = differs
+        params = runner.params(name)
+        which = [i for i, a in enumerate(host) if isinstance(a, np.ndarray)][buffer]
+        param = params[which] if which < len(params) else f"#{which}"
+        got = interpreted[buffer].reshape(-1)[index]
+        want = [a for a in executed if isinstance(a, np.ndarray)][buffer].reshape(-1)[index]
+        raise SubmissionError(_(
+            "{label}: the kernel {name} that NVRTC compiled (whose bank conflicts are counted) and the one g++ "
+            "compiled (whose results are checked) compute different results: `{param}` element {index} is {got} in the "
+            "first, {want} in the second. Both compilers must read the same kernel: remove what tells them "
+            "apart").format(label=source.label, name=name, param=param, index=index, got=got, want=want))
+    return banks
 
 
 def device_arch() -> str:

@@ -36,22 +36,13 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
   where it was. ``extern __shared__`` arrays get up to 227 KiB per launch (``shared_bytes``), poisoned and traced
   like the static ones (an order-dependent float ``atomicAdd`` to global memory is no race, with or without them).
 
-Shared-memory bank conflicts (:func:`bank_conflicts`, ``cuda.bank_conflicts`` in tests): a second build of the
-file, unoptimized (``-O0``: each access in the source is one access) and instrumented by g++'s
-``-fsanitize=thread`` without its library (every load and store calls the runtime's ``__tsan_readN``/
-``__tsan_writeN`` hook with its address, its width and its caller), replays one launch once. The accesses to
-``__shared__`` variables are kept per thread between two barriers; at each ``__syncthreads()`` (and at the end
-of the block) the lanes of each warp are grouped by access: the same instruction, read or write, run for the
-k-th time since the barrier is one warp request (for lanes that take the same path: their k-th shared access).
-A request's degree is the most distinct 4-byte words one of the 32 banks (bank = word mod 32) serves; lanes on
-the same word share it (a broadcast, for writes too), so 1 is conflict-free. 8-byte accesses are counted per
-half-warp and 16-byte ones per quarter-warp (the phases a GPU serves them in). The count is reported per kernel
-line and ``__shared__`` array (:class:`BankConflicts`: worst degree, conflicted requests, requests, wavefronts).
-The approximation: the source as written at ``-O0`` (a GPU compiler may keep a value in a register, merge
-neighbouring accesses into a wider one, or reorder them; divergent lanes that run one instruction at different
-times are grouped by how many times each ran it); no timing of the extra wavefronts. Bank conflicts are
-counted in the executor's address space: arrays start 4-byte aligned as on a GPU, and vector types are
-aligned as CUDA's (``float4`` 16 B).
+Shared-memory bank conflicts are not counted here: the launch process runs the learner's native code, and what
+it reports is the kernel's word (THREAT_MODEL.md R3.1). ``cuda.bank_conflicts`` counts them in the judge, from
+NVRTC's PTX of the same preprocessed source interpreted as data (grader.instrument.ptx), and holds the interpreted
+launch's outputs against this executor's :func:`launch` of the same inputs. :class:`BankConflicts` and
+:class:`LineConflicts` stay here, the format both produce and the tests read: per kernel line, kind and
+``__shared__`` array, the worst degree (the most distinct 4-byte words one of the 32 banks serves in one warp
+request), the conflicted requests, the requests and the wavefronts.
 
 What it cannot check, and says so: timing, occupancy, the GPU's memory model beyond barriers (fences, volatile,
 warp-synchronous code without ``__syncwarp``), fast-math intrinsics' GPU error (``__expf`` is ``expf`` here) and
@@ -233,11 +224,6 @@ def _dynamic_shared_file(names: list[str]) -> str:
     return "".join(out)
 
 
-# The bank-conflict build: every memory access of the learner's file calls the runtime's __tsan_* hooks (g++'s
-# ThreadSanitizer instrumentation, without its library), unoptimized so that each access in the source is one.
-BANK_FLAGS = ("-O0", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0")
-
-
 def executor_text(text: str) -> str:
     """The learner's source as g++ compiles it: line for line the same, three spellings rewritten. The header's
     ``__shared__`` is ``static`` already (``static __shared__`` would say it twice); ``extern __shared__`` arrays
@@ -309,7 +295,6 @@ _CALLS = frozenset({
     "_GLOBAL_OFFSET_TABLE_", "threadIdx", "blockIdx", "blockDim", "gridDim", "dripstone_syncthreads",
     "dripstone_syncthreads_count", "dripstone_warp_op", "dripstone_activemask", "dripstone_trap"})
 _CALL_PREFIXES = ("__ubsan_handle_",)
-_BANK_CALL_PREFIXES = ("__tsan_",)
 
 
 def _tool_lines(*cmd: str) -> list[str]:
@@ -345,7 +330,7 @@ def _demangle(names: Sequence[str]) -> list[str]:
     return out if len(out) == len(names) else list(names)
 
 
-def _check_object(obj: Path, label: str, text: str, *, banks: bool) -> None:
+def _check_object(obj: Path, label: str, text: str) -> None:
     """Refuse a learner's object with code that runs outside a kernel launch or calls what the CUDA model lacks."""
     sections = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", "\n".join(_tool_lines("readelf", "-SW", str(obj))), flags=re.M)
     for sec in sections:
@@ -368,9 +353,8 @@ def _check_object(obj: Path, label: str, text: str, *, banks: bool) -> None:
             "a GPU only kernels run; call the function you mean directly").format(
                 label=label, names=", ".join(f"`{n}`" for n in names)))
     allowed = _CALLS | _libm() | set(extern_shared(text))
-    prefixes = _CALL_PREFIXES + (_BANK_CALL_PREFIXES if banks else ())
     refused = [n for n in (r.split()[-1] for r in _tool_lines("nm", "-u", str(obj)) if r.strip())
-               if n not in allowed and not n.startswith(prefixes)]
+               if n not in allowed and not n.startswith(_CALL_PREFIXES)]
     if refused:
         names = _demangle(refused)
         first = names[0].split("(")[0].rsplit("::", 1)[-1]
@@ -379,15 +363,6 @@ def _check_object(obj: Path, label: str, text: str, *, banks: bool) -> None:
             "memory maps, the C++ library's I/O); the CPU executor runs device code only: compute in the kernel with "
             "the CUDA model's functions (math, memcpy/memset, printf)").format(
                 label=label, names=", ".join(f"`{n}`" for n in names), where=_line_naming(text, first)))
-
-
-def _drop_constructors(obj: Path) -> None:
-    """The bank build: remove -fsanitize=thread's module constructor (it calls __tsan_init; the runner is told on its
-    command line that it counts bank conflicts), and with it any other code that would run before main."""
-    sections = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", "\n".join(_tool_lines("readelf", "-SW", str(obj))), flags=re.M)
-    drop = [sec for sec in sections if sec.removeprefix(".rela").startswith(_RUN_BEFORE_OR_AFTER)]
-    if drop:
-        _tool_lines("objcopy", *(f"--remove-section={sec}" for sec in drop), str(obj))
 
 
 def _defined_globals(path: Path, *, dynamic: bool = False, local: bool = False) -> dict[str, str]:
@@ -425,13 +400,11 @@ def _check_no_interposition(obj: Path, runner: Path, label: str, text: str) -> N
                 where=_line_naming(text, names[0].split("(")[0].rsplit("::", 1)[-1])))
 
 
-def compile_cpu(text: str, label: str, kernels: Sequence[str], *, banks: bool = False) -> Runner:
-    """Compile a .cu source for the CPU executor (cached by hash); CpuCompileError names the line.
-
-    ``banks``: the build that counts shared-memory bank conflicts (:func:`bank_conflicts`)."""
+def compile_cpu(text: str, label: str, kernels: Sequence[str]) -> Runner:
+    """Compile a .cu source for the CPU executor (cached by hash); CpuCompileError names the line."""
     name = Path(label).name
     cu_source.check(text, label, cpu=True)
-    final = cache_root() / digest(_executor_digest(), text, label, *sorted(kernels), *(BANK_FLAGS if banks else ()))
+    final = cache_root() / digest(_executor_digest(), text, label, *sorted(kernels))
     if not (final / "runner").is_file():
         runtime = _runtime_object()
         with fresh_dir(final) as tmp:
@@ -446,17 +419,13 @@ def compile_cpu(text: str, label: str, kernels: Sequence[str], *, banks: bool = 
             if dynamic:  # `extern __shared__` needs a definition elsewhere (another file: its type is ours)
                 (tmp / "dynamic_shared.cpp").write_text(_dynamic_shared_file(dynamic))
                 sources.append("dynamic_shared.cpp")
-            # compile apart (the bank build unoptimized, instrumented), place the shared arrays, link (the bank
-            # build without -fsanitize=thread: its hooks are the runtime's)
-            flags = [f for f in FLAGS if not f.startswith("-O")] + list(BANK_FLAGS) if banks else list(FLAGS)
-            cmd = [CXX, *flags, "-I", str(HERE), "-include", str(HEADER), "-x", "c++", "-c", *sources]
+            # compile apart, place the shared arrays, link
+            cmd = [CXX, *FLAGS, "-I", str(HERE), "-include", str(HEADER), "-x", "c++", "-c", *sources]
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=300)
             if done.returncode:
                 raise CpuCompileError(_compile_error(done.stderr, name, label, text, kernels))
             _place_shared(tmp / "launch.o", shared_names(text), label)
-            if banks:
-                _drop_constructors(tmp / "launch.o")
-            _check_object(tmp / "launch.o", label, text, banks=banks)
+            _check_object(tmp / "launch.o", label, text)
             objs = [Path(f).with_suffix(".o").name for f in sources]
             # the runtime first: where the learner's object and the runtime both instantiate a template, the
             # runtime's copy is the one kept
@@ -626,8 +595,7 @@ class _Run:
 
 
 def _launch_once(runner: Runner, request: tuple[str, list[np.ndarray]], name: str, g: tuple, b: tuple, seconds: int,
-                 args: Sequence[object], *, schedule: int, trace: bool = False, check: bool = True,
-                 banks: bool = False) -> _Run:
+                 args: Sequence[object], *, schedule: int, trace: bool = False, check: bool = True) -> _Run:
     """One process, one thread order, in a folder of its own made for it (an earlier run cannot have touched it).
     ``check``: a fault raises CudaFault; so does a process that exits without every output buffer whole."""
     text, buffers = request
@@ -636,13 +604,13 @@ def _launch_once(runner: Runner, request: tuple[str, list[np.ndarray]], name: st
         for i, arr in enumerate(buffers):
             arr.tofile(f"{d}/in{i}.bin")
         try:  # the runner stops itself after `seconds` of CPU time; the wall-clock limit only backs that up
-            done = subprocess.run([str(runner.path), d, str(schedule), str(int(trace)), str(int(banks))],
+            done = subprocess.run([str(runner.path), d, str(schedule), str(int(trace))],
                                   stdin=subprocess.DEVNULL, capture_output=True,
                                   text=True, timeout=10 * seconds + 60)
         except subprocess.TimeoutExpired as exc:
             raise CudaFault(f"{name}<<<{g}, {b}>>> did not finish within {seconds} s on the CPU executor: "
                             "an endless loop?") from exc
-        if schedule == 0 and not trace and not banks:
+        if schedule == 0 and not trace:
             _show_printf(Path(d, "printf.txt"))
         outputs = []
         for i in range(len(buffers)):
@@ -753,74 +721,6 @@ class BankConflicts:
                                                        int(c["count"]), int(c["requests"]), int(c["wavefronts"]),
                                                        tuple(map(str, c["arrays"])), str(c.get("text", "")))
                                          for c in data["lines"]])
-
-
-def bank_conflicts(text: str, label: str, name: str, grid: Sequence[int], block: Sequence[int],
-                   args: Sequence[object], *, shared_bytes: int = 0) -> BankConflicts:
-    """Run kernel ``name`` once on the bank-conflict build of ``text`` and count its shared-memory bank
-    conflicts per line (the buffers in ``args`` are not written back). Faults raise CudaFault as in :func:`launch`."""
-    kernels = sorted({*re.findall(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(', text), name})
-    runner = compile_cpu(text, label, kernels, banks=True)
-    g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
-    seconds = _limit_s()
-    request = _request(name, g, b, seconds, shared_bytes, args)
-    done = _launch_once(runner, request, name, g, b, seconds, args, schedule=0, banks=True).done
-    return _parse_banks(runner, name, done.stdout)
-
-
-def _parse_banks(runner: Runner, name: str, out: str) -> BankConflicts:
-    rows = re.findall(r"^BANK 0x([0-9a-f]+) ([rw]) (\d+) (\d+) (\d+) (\d+) 0x([0-9a-f]+) 0x([0-9a-f]+)$", out,
-                      flags=re.M)
-    symbols = _shared_symbols(runner)
-    pcs = [int(r[0], 16) for r in rows]
-    lines_of = _lines_of_pcs(runner, pcs)
-    merged: dict[tuple[int, str], dict] = {}
-    for (pc, kind, degree, conflicted, requests, wavefronts, lo, hi) in rows:
-        where = lines_of.get(int(pc, 16), [])
-        arrays = tuple(sorted(_arrays_between(symbols, int(lo, 16), int(hi, 16))))
-        key = (where[0] if where else 0, "write" if kind == "w" else "read", arrays)  # one line, one array: a row
-        m = merged.setdefault(key, {"degree": 0, "count": 0, "requests": 0, "wavefronts": 0})
-        m["degree"] = max(m["degree"], int(degree))
-        m["count"] += int(conflicted)
-        m["requests"] += int(requests)
-        m["wavefronts"] += int(wavefronts)
-    lines = [LineConflicts(line, kind, m["degree"], m["count"], m["requests"], m["wavefronts"], arrays,
-                           runner.line_text(line) if line else "")
-             for (line, kind, arrays), m in sorted(merged.items())]
-    return BankConflicts(name, lines)
-
-
-def _shared_symbols(runner: Runner) -> list[tuple[int, int, str]]:
-    """(address, size, name) of the runner's ``__shared__`` variables: those of the dripstone_smem section."""
-    done = subprocess.run(["readelf", "-sW", "-C", str(runner.path)], capture_output=True, text=True, timeout=60)
-    out = []
-    for row in done.stdout.splitlines():
-        f = row.split(None, 7)
-        if len(f) < 8 or f[3] != "OBJECT" or not f[6].isdigit():
-            continue
-        value, size, name = int(f[1], 16), int(f[2], 0), f[7].rpartition("::")[2]
-        if value >= 0x40000000:  # the dripstone_smem section (LINK_SHARED_APART)
-            out.append((value, size, name))
-    return out
-
-
-def _arrays_between(symbols: list[tuple[int, int, str]], lo: int, hi: int) -> set[str]:
-    return {n for a, size, n in symbols if a < hi and lo < a + size}
-
-
-def _lines_of_pcs(runner: Runner, pcs: list[int]) -> dict[int, list[int]]:
-    """The learner's lines at each program counter (one addr2line call; the return address is after the call,
-    so the line of pc - 1)."""
-    if not pcs:
-        return {}
-    done = subprocess.run(["addr2line", "-e", str(runner.path), *(hex(pc - 1) for pc in pcs)],
-                          capture_output=True, text=True, timeout=60)
-    out = {}
-    for pc, row in zip(pcs, done.stdout.splitlines(), strict=False):
-        file, _, line = row.rpartition(":")
-        m = re.match(r"\d+", line)
-        out[pc] = [int(m.group())] if m and Path(file).name == runner.source_path.name else []
-    return out
 
 
 def _is_buffer(a: object) -> bool:

@@ -1,16 +1,19 @@
-"""The CPU executor's shared-memory bank-conflict count (grader.instrument.cuda_cpu.bank_conflicts), on hand-made
-kernels.
+"""The shared-memory bank-conflict count (grader.instrument.cuda.bank_conflicts: NVRTC's PTX interpreted by
+grader.instrument.ptx, its outputs held against the CPU executor's), on hand-made kernels.
 
-A warp request is the lanes of a warp running the same shared-memory access for the k-th time between two
-barriers; its degree is the most distinct 4-byte words one of the 32 banks serves (same word: a broadcast).
+A warp request is the lanes of a warp that run one shared-memory instruction together; its degree is the most
+distinct 4-byte words one of the 32 banks serves (same word: a broadcast).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from grader.instrument import cuda_cpu
+from grader.core.target import SubmissionError
+from grader.instrument import cuda, cuda_cpu
 
 pytestmark = pytest.mark.skipif(not cuda_cpu.available(), reason="the CPU executor needs g++ on x86-64 Linux")
 
@@ -68,8 +71,8 @@ extern "C" __global__ void dynamic(float* out, int stride) {
 
 def count(kernel: str, *args: object, threads: int = 32, shared_bytes: int = 0) -> cuda_cpu.BankConflicts:
     out = np.zeros(threads, np.float32)
-    return cuda_cpu.bank_conflicts(SOURCE, "banks.cu", kernel, (1,), (threads,), [out, *args],
-                                   shared_bytes=shared_bytes)
+    return cuda.bank_conflicts(cuda.CudaSource(Path("banks.cu"), "banks.cu", SOURCE), kernel, (1,), (threads,),
+                               [out, *args], shared_bytes=shared_bytes)
 
 
 def reads_at(banks: cuda_cpu.BankConflicts, text: str, array: str) -> cuda_cpu.LineConflicts:
@@ -130,3 +133,30 @@ def test_the_count_travels_as_plain_data():
     banks = count("tiles", 0)
     again = cuda_cpu.BankConflicts.from_dict(banks.as_dict())
     assert again == banks and again.degree == 32 and again.conflicted()
+
+
+def test_a_kernel_nvrtc_reads_otherwise_than_g_plus_plus_is_refused(monkeypatch):
+    """The count is of NVRTC's kernel, the results checked are g++'s: where the two compute different results (a file
+    that tells the compilers apart, R3.1) the count is refused. Here NVRTC is handed another stride than g++."""
+    honest = count("strided", 1)
+    assert reads_at(honest, "out[t] = s[", "s").degree == 1
+    original = cuda.cu_source.for_nvrtc
+    monkeypatch.setattr(cuda.cu_source, "for_nvrtc",
+                        lambda text: original(text.replace("s[(t * stride) % (32 * 64)]", "s[(t * 33) % (32 * 64)]")))
+    cuda._compile_cached.cache_clear()
+    try:
+        with pytest.raises(SubmissionError, match=r"NVRTC compiled .* compute different results: `out` element 1"):
+            count("strided", 1)
+    finally:
+        cuda._compile_cached.cache_clear()
+
+
+def test_the_count_is_the_judges_not_the_launch_process():
+    """The count comes from the interpreted PTX: the executor's launch process prints no BANK lines any more, so a
+    kernel that hides its accesses from it (memcpy) or prints forged lines changes nothing."""
+    source = SOURCE.replace("out[t] = s[(t * stride) % (32 * 64)];",
+                            "float v; memcpy(&v, &s[(t * stride) % (32 * 64)], sizeof(float) * (stride > 0)); "
+                            "out[t] = v;")
+    banks = cuda.bank_conflicts(cuda.CudaSource(Path("banks.cu"), "banks.cu", source), "strided", (1,), (32,),
+                                [np.zeros(32, np.float32), 32])
+    assert max(c.degree for c in banks.touching("s", "read")) == 32, banks.summary()

@@ -1,6 +1,6 @@
 // Dripstone's CPU executor for CUDA C++: the scheduler and the launcher (see dripstone_cuda.h).
 //
-// One process runs one launch in one thread order: `runner REQUEST_DIR SCHEDULE TRACE BANKS`. REQUEST_DIR/request
+// One process runs one launch in one thread order: `runner REQUEST_DIR SCHEDULE TRACE`. REQUEST_DIR/request
 // holds the kernel, the grid, the block and the arguments; buffer i comes from in<i>.bin and goes back as
 // out<i>.bin. Each block runs as blockDim fibers that switch only at __syncthreads(), warp primitives and
 // __syncwarp(), in thread order 0, 1, ... (schedule 0) or in reverse order (schedule 1); the parent runs both
@@ -73,7 +73,7 @@ const dripstone::Entry* running = nullptr;
 const unsigned long long* slots = nullptr;
 size_t page = 4096;
 
-FILE* proto = stdout;  // the launcher's protocol (FAULT, RACE, BANK, OK lines); main points `stdout` elsewhere
+FILE* proto = stdout;  // the launcher's protocol (FAULT, RACE, OK lines); main points `stdout` elsewhere
 constexpr size_t PRINTF_CAP = 1 << 20;  // a GPU's default printf buffer (cudaLimitPrintfFifoSize)
 struct KernelOutput {
     int fd = -1;      // REQUEST_DIR/printf.txt
@@ -222,107 +222,6 @@ void record_access(const char* addr, bool write, unsigned long long pc) {
     else w.read = now;
 }
 
-// ---- bank conflicts (a runner built with -fsanitize=thread: g++ calls __tsan_readN/__tsan_writeN(addr) before
-// every memory access; only the accesses to shared memory are kept). Each lane's accesses since the last
-// barrier are kept in order; at the barrier (and at the block's end) the lanes of a warp are grouped by
-// access: the same instruction (pc, read or write) executed for the j-th time since the barrier, which for
-// lanes that take the same path is their k-th shared access. One group is one warp request: 32 banks of
-// 4 B, lanes on one 4-byte word share it (broadcast); its degree is the most distinct words one bank serves
-// (8-byte accesses: per half-warp; 16-byte: per quarter-warp, the phases a GPU serves them in).
-bool banks = false;  // the bank build's runner, told so on its command line (main)
-struct SharedAccess {
-    unsigned long long pc;
-    uintptr_t addr;
-    unsigned j;  // how many times this lane ran this instruction before, since the barrier
-    unsigned char size;
-    bool write;
-};
-std::vector<std::vector<SharedAccess>> pending;              // per fiber
-std::vector<std::map<std::pair<unsigned long long, bool>, unsigned>> seen;  // per fiber: (pc, write) -> times
-struct BankStat {
-    unsigned degree = 0;
-    unsigned long long conflicted = 0, requests = 0, wavefronts = 0;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-};
-std::map<std::pair<unsigned long long, bool>, BankStat> bank_stats;
-std::vector<std::pair<char*, size_t>>& dynamic_zones();
-
-bool in_shared(uintptr_t a) {
-    if (a >= (uintptr_t)__start_dripstone_smem && a < (uintptr_t)__stop_dripstone_smem) return true;
-    for (auto& z : dynamic_zones())
-        if (a >= (uintptr_t)z.first && a < (uintptr_t)z.first + z.second) return true;
-    return false;
-}
-
-void note_access(void* p, unsigned size, bool write, void* pc) {
-    if (!banks || current < 0 || !in_shared((uintptr_t)p)) return;
-    const auto key = std::make_pair((unsigned long long)pc, write);
-    const unsigned j = seen[current][key]++;
-    pending[current].push_back({(unsigned long long)pc, (uintptr_t)p, j, (unsigned char)size, write});
-}
-
-// Degree of one warp request: lanes[i] = (lane, address, size).
-unsigned request_degree(const std::vector<const SharedAccess*>& acc, const std::vector<int>& lanes,
-                        unsigned long long* wavefronts) {
-    unsigned size = 1;
-    for (auto* a : acc) size = std::max<unsigned>(size, a->size);
-    const int per_phase = size <= 4 ? 32 : size == 8 ? 16 : 8;
-    unsigned worst = 0;
-    for (int phase = 0; phase < 32 / per_phase; ++phase) {
-        std::vector<uintptr_t> words[32];
-        for (size_t i = 0; i < acc.size(); ++i) {
-            if (lanes[i] / per_phase != phase) continue;
-            for (uintptr_t w = acc[i]->addr / 4; w <= (acc[i]->addr + acc[i]->size - 1) / 4; ++w) {
-                auto& b = words[w % 32];
-                if (std::find(b.begin(), b.end(), w) == b.end()) b.push_back(w);
-            }
-        }
-        unsigned d = 0;
-        for (auto& b : words) d = std::max<unsigned>(d, (unsigned)b.size());
-        if (d) *wavefronts += d;
-        worst = std::max(worst, d);
-    }
-    return worst;
-}
-
-void flush_banks(int nthreads) {
-    if (!banks) return;
-    for (int first = 0; first < nthreads; first += 32) {
-        const int n = std::min(32, nthreads - first);
-        std::map<std::tuple<unsigned long long, bool, unsigned>, std::pair<std::vector<const SharedAccess*>,
-                                                                           std::vector<int>>> groups;
-        for (int l = 0; l < n; ++l)
-            for (const SharedAccess& a : pending[first + l]) {
-                auto& g = groups[std::make_tuple(a.pc, a.write, a.j)];
-                g.first.push_back(&a);
-                g.second.push_back(l);
-            }
-        for (auto& [key, g] : groups) {
-            BankStat& s = bank_stats[std::make_pair(std::get<0>(key), std::get<1>(key))];
-            const unsigned d = request_degree(g.first, g.second, &s.wavefronts);
-            s.degree = std::max(s.degree, d);
-            s.requests += 1;
-            s.conflicted += d > 1;
-            for (auto* a : g.first) {
-                s.lo = std::min(s.lo, a->addr);
-                s.hi = std::max(s.hi, a->addr + a->size);
-            }
-        }
-        for (int l = 0; l < n; ++l) {
-            pending[first + l].clear();
-            seen[first + l].clear();
-        }
-    }
-}
-
-void print_banks() {
-    if (!banks) return;
-    for (auto& z : dynamic_zones()) fprintf(proto, "BANKZONE 0x%llx\n", (unsigned long long)(uintptr_t)z.first);
-    for (auto& [key, s] : bank_stats)
-        fprintf(proto, "BANK 0x%llx %c %u %llu %llu %llu 0x%llx 0x%llx\n", key.first, key.second ? 'w' : 'r', s.degree,
-               s.conflicted, s.requests, s.wavefronts, (unsigned long long)s.lo, (unsigned long long)s.hi);
-}
-
 void run_fiber(int i) {
     current = i;
     threadIdx = fibers[i].tid;
@@ -457,10 +356,7 @@ void run_block(int nthreads) {
             waiting += fibers[i].state == AT_BARRIER;
             done += fibers[i].state == DONE;
         }
-        if (done == nthreads) {
-            flush_banks(nthreads);
-            return;
-        }
+        if (done == nthreads) return;
         bool same = true;
         for (int i = 1; i < nthreads && same; ++i) same = fibers[i].line == fibers[0].line;
         if (waiting == nthreads && same) {
@@ -470,7 +366,6 @@ void run_block(int nthreads) {
                 all &= fibers[i].value != 0;
                 any |= fibers[i].value != 0;
             }
-            flush_banks(nthreads);
             for (int i = 0; i < nthreads; ++i) {
                 fibers[i].result = fibers[i].op == 0 ? count : fibers[i].op == 1 ? all : any;
                 fibers[i].state = READY;
@@ -530,36 +425,6 @@ extern "C" unsigned dripstone_activemask(void) {
 
 extern "C" void dripstone_trap(const char* what, int line) {
     fault("trap", line, "%s in %s", what, current >= 0 ? thread_name(current).c_str() : "host code");
-}
-
-// The hooks g++ -fsanitize=thread calls (the bank-conflict build; the other builds never call them).
-extern "C" {
-void __tsan_init() {}
-void __tsan_func_entry(void*) {}
-void __tsan_func_exit() {}
-void __tsan_vptr_update(void*, void*) {}
-void __tsan_vptr_read(void*) {}
-#define DS_TSAN(n)                                                                                         \
-    void __tsan_read##n(void* p) { note_access(p, n, false, __builtin_return_address(0)); }              \
-    void __tsan_write##n(void* p) { note_access(p, n, true, __builtin_return_address(0)); }              \
-    void __tsan_unaligned_read##n(void* p) { note_access(p, n, false, __builtin_return_address(0)); }    \
-    void __tsan_unaligned_write##n(void* p) { note_access(p, n, true, __builtin_return_address(0)); }    \
-    void __tsan_volatile_read##n(void* p) { note_access(p, n, false, __builtin_return_address(0)); }     \
-    void __tsan_volatile_write##n(void* p) { note_access(p, n, true, __builtin_return_address(0)); }
-DS_TSAN(1)
-DS_TSAN(2)
-DS_TSAN(4)
-DS_TSAN(8)
-DS_TSAN(16)
-#undef DS_TSAN
-void __tsan_read_range(void* p, unsigned long n) {
-    for (unsigned long i = 0; i < n; i += 4) note_access((char*)p + i, n - i < 4 ? n - i : 4, false,
-                                                         __builtin_return_address(0));
-}
-void __tsan_write_range(void* p, unsigned long n) {
-    for (unsigned long i = 0; i < n; i += 4) note_access((char*)p + i, n - i < 4 ? n - i : 4, true,
-                                                         __builtin_return_address(0));
-}
 }
 
 // ---- -fsanitize=bounds' reports (g++ calls these on a static array indexed past its size): the runtime's own, not
@@ -710,7 +575,6 @@ static std::vector<std::pair<char*, size_t>>& dynamic_shared() {  // filled by o
     static std::vector<std::pair<char*, size_t>> zones;
     return zones;
 }
-std::vector<std::pair<char*, size_t>>& ds::dynamic_zones() { return dynamic_shared(); }
 extern "C" void dripstone_dynamic_shared(void* p, size_t cap) { dynamic_shared().push_back({(char*)p, cap}); }
 
 static void poison_shared() {
@@ -787,17 +651,16 @@ static void write_all(int fd, const char* p, size_t n) {
     }
 }
 
-// `runner DIR SCHEDULE TRACE BANKS`: one launch in one thread order, asked by the parent (grader/instrument/cuda_cpu.py),
+// `runner DIR SCHEDULE TRACE`: one launch in one thread order, asked by the parent (grader/instrument/cuda_cpu.py),
 // which runs each order in a process of its own and compares their outputs itself. No code of the learner's file
 // runs before this main (its object has no constructor: cuda_cpu.py refuses one) nor after it (_exit: no atexit
 // handler, no destructor); everything is read and set up before install_limits(), then the kernel runs.
 int main(int argc, char** argv) {
-    if (argc != 5) return 2;
+    if (argc != 4) return 2;
     page = (size_t)sysconf(_SC_PAGESIZE);
     const std::string dir = argv[1];
     cfg.schedule = atoi(argv[2]) ? 1 : 0;
     cfg.trace = atoi(argv[3]) != 0;
-    banks = atoi(argv[4]) != 0;
     proto = stdout;
     stdout = fopencookie(nullptr, "w", cookie_io_functions_t{nullptr, kernel_write, nullptr, nullptr});
     if (!stdout) stdout = fopen("/dev/null", "w");
@@ -857,8 +720,6 @@ int main(int argc, char** argv) {
     const int nthreads = (int)(b[0] * b[1] * b[2]);
     if (nthreads < 1 || nthreads > 1024) fault("launcher", 0, "a block of %d threads (1 to 1024 on a GPU)", nthreads);
     fibers.resize(nthreads);
-    pending.resize(nthreads);
-    seen.resize(nthreads);
     for (int i = 0; i < nthreads; ++i) {
         fibers[i].tid = {(unsigned)(i % b[0]), (unsigned)(i / b[0] % b[1]), (unsigned)(i / (b[0] * b[1]))};
         alloc_stack(fibers[i]);
@@ -866,7 +727,7 @@ int main(int argc, char** argv) {
     gridDim = dim3(g[0], g[1], g[2]);
     blockDim = dim3(b[0], b[1], b[2]);
     running = k;
-    if (cfg.schedule == 0 && !cfg.trace && !banks)
+    if (cfg.schedule == 0 && !cfg.trace)
         kout.fd = open((dir + "/printf.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     kout.on = kout.fd >= 0;
     std::vector<int> outs;
@@ -901,7 +762,6 @@ int main(int argc, char** argv) {
     fflush(stdout);
     kout.on = false;
     for (size_t p = 0; p < buffers.size(); ++p) write_all(outs[p], buffers[p].data, buffers[p].bytes);
-    print_banks();
     fprintf(proto, "OK\n");
     fflush(proto);
     _exit(0);
