@@ -198,7 +198,7 @@ def start(target: Callable[[], object], *, setup: Callable[[], object] | None = 
                 if setup is not None:
                     setup()
                 target()
-            except BaseException:  # noqa: BLE001  everything ends here: the caller sees the status
+            except BaseException:  # everything ends here: the caller sees the status
                 with contextlib.suppress(Exception):
                     traceback.print_exc()
                 code = EXIT_RAISED
