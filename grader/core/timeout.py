@@ -32,6 +32,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 
+from grader.core import child
+
 # The slowest learner call grading every unit's solutions/ on the CPU took 4.6 s (L23 block_sum under numba's
 # CUDA simulator; L24 sgemm_tiled 3.8 s, L23 softmax_online 3.7 s; 2 cores at load average 13): 30 s leaves
 # a 6x margin for a slower laptop, a first Triton compile on a GPU.
@@ -119,22 +121,16 @@ def limit(name: str) -> Iterator[None]:
 
 
 PARENT_ENV = "DRIPSTONE_PARENT_PID"  # set by grader.api for its grading child
-PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def die_with_parent() -> None:
     """In a grading child: SIGKILL when the process that started it ends, however it ends (nbgrader stopped, kill -9),
     so a learner's endless loop never outlives the grader. Armed at the child's start (the plugin), not in a
     ``preexec_fn`` (unsafe beside the parent's threads), and only in the process grader.api started (the variable
-    is removed, so nothing this child starts inherits it). Linux only."""
+    is removed, so nothing this child starts inherits it). Linux only: :func:`grader.core.child.die_with_parent`."""
     parent = os.environ.pop(PARENT_ENV, "")
-    if not parent.isdigit() or not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != int(parent):  # the parent ended before this child could arm (a slow start): end now
-        os._exit(EXIT_STUCK)
+    if parent.isdigit():
+        child.die_with_parent(int(parent), EXIT_STUCK)
 
 
 def exit_stuck(text: str) -> None:

@@ -14,8 +14,9 @@ returns plain data (JSON: numbers, strings, bools, lists, dicts), never the lear
   it costs the tests of that file's functions only.
 * A function whose body still holds the stub's ``DRIPSTONE_TODO("TODO: ...")`` is NotImplementedError (TODO),
   found in the text before anything is compiled.
-* Run: each ``run`` forks a child that loads the module and calls ``check``; what it returns travels back as
-  JSON through a pipe. A crash (SIGSEGV, abort) or a call past ``timeout_s`` (wall clock) fails that test only.
+* Run: each ``run`` forks a child (:func:`grader.core.child.run_function`) that loads the module and calls ``check``;
+  what it returns travels back as JSON through a pipe (at most :data:`RESULT_CAP` bytes). A crash (SIGSEGV,
+  abort) or a call past ``timeout_s`` (wall clock) fails that test only.
   In batch grading the whole of it (compile included) runs in the test's worker (``where_learner_runs``).
 """
 
@@ -26,23 +27,20 @@ import contextlib
 import faulthandler
 import importlib.util
 import json
-import os
 import re
-import select
 import shutil
 import signal
 import subprocess
 import sys
 import sysconfig
-import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.core import target
+from grader.core import child, target
 from grader.core.target import SubmissionError
+from grader.i18n import _
 from grader.instrument import worker
 from grader.instrument.cuda import CudaSource
 from grader.instrument.cuda_cpu import digest, fresh_dir, user_cache
@@ -51,6 +49,8 @@ CACHE_ENV = "DRIPSTONE_CPP_EXT_CACHE"
 CXX = "g++"
 FLAGS = ("-O0", "-shared", "-fPIC", "-std=c++17", "-fvisibility=hidden", "-w")
 CALL_S = 10.0  # a native call here takes milliseconds: a hang is stopped long before the worker's own limit
+RESULT_CAP = 64 * 2**20  # the JSON answer of one call (the worker's own reply cap is 256 MiB)
+OUTPUT_TAIL = 2000  # bytes of the child's stdout and stderr shown after a crash or a hang
 
 
 class CppCompileError(SubmissionError):
@@ -157,35 +157,25 @@ def _build_and_run(fn: CppFunction, check: Callable[..., Any], args: tuple[Any, 
 
 
 def _in_child(so: Path, fn: CppFunction, check: Callable[..., Any], args: tuple[Any, ...], timeout_s: float) -> list:
-    with tempfile.TemporaryFile() as log:  # the child's stdout and stderr: shown after a crash
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: load, call, answer, never return into the grader
-            os.close(read_fd)
-            os.dup2(log.fileno(), 1)
-            os.dup2(log.fileno(), 2)
-            _child(so, fn, check, args, write_fd)
-        os.close(write_fd)
-        data, timed_out = _read_until(read_fd, time.monotonic() + timeout_s)
-        if timed_out:
-            os.kill(pid, signal.SIGKILL)
-        os.close(read_fd)
-        _, status = os.waitpid(pid, 0)
-        log.seek(0)
-        tail = log.read()[-2000:].decode(errors="replace").strip()
+    out = child.run_function(lambda: _child(so, fn, check, args), wall_s=timeout_s, result_cap=RESULT_CAP,
+                             output_cap=OUTPUT_TAIL)
+    tail = out.output.decode(errors="replace").strip()
     output = f"\nits output:\n{tail}" if tail else ""
-    if timed_out:
+    if out.kind == child.WALL:
         return ["timeout", f"{fn.name} did not return within {timeout_s:g} s (wall clock): an endless loop? "
                            f"It was stopped.{output}"]
-    if os.WIFSIGNALED(status):
-        sig = signal.Signals(os.WTERMSIG(status))
+    if out.kind == child.TOO_BIG:
+        return ["crash", _("{name} returned more than {mib} MiB: it was stopped").format(
+            name=fn.name, mib=RESULT_CAP >> 20)]
+    if out.signal is not None:
+        sig = signal.Signals[out.signal]
         return ["crash", f"{fn.name} crashed the process: {sig.name}, {_SIGNALS.get(sig, 'killed by a signal')}"
                          f"{output}"]
     with contextlib.suppress(ValueError):
-        reply = json.loads(data)
+        reply = json.loads(out.result)
         if isinstance(reply, list) and reply:
             return reply
-    return ["crash", f"{fn.name} ended its process (exit status {os.waitstatus_to_exitcode(status)}) without an "
+    return ["crash", f"{fn.name} ended its process (exit status {out.code}) without an "
                      f"answer{output}"]
 
 
@@ -198,9 +188,8 @@ _SIGNALS = {
 }
 
 
-def _child(so: Path, fn: CppFunction, check: Callable[..., Any], args: tuple[Any, ...], write_fd: int) -> None:
-    """Load the module, run ``check``, write the tagged answer as JSON, exit (never returns into the grader)."""
-    code = 0
+def _child(so: Path, fn: CppFunction, check: Callable[..., Any], args: tuple[Any, ...]) -> bytes:
+    """In the child: load the module, run ``check``, the tagged answer as JSON (never returns into the grader)."""
     faulthandler.disable()  # pytest's handler writes to its own copy of stderr: a crash is reported here instead
     try:
         if "torch" in sys.modules:  # OpenMP's pool does not survive a fork
@@ -216,22 +205,6 @@ def _child(so: Path, fn: CppFunction, check: Callable[..., Any], args: tuple[Any
                 reply = ["value", check(f, *args)]
             except Exception as exc:  # the learner's error (pybind11 turns C++ exceptions into these)
                 reply = ["raised", type(exc).__name__, str(exc)]
-        data = json.dumps(reply).encode()
+        return json.dumps(reply).encode()
     except BaseException as exc:
-        data, code = json.dumps(["crash", f"{fn.name}: {type(exc).__name__}: {exc}"]).encode(), 3
-    with contextlib.suppress(OSError):
-        os.write(write_fd, data)
-    os._exit(code)
-
-
-def _read_until(fd: int, deadline: float) -> tuple[bytes, bool]:
-    """Everything written to ``fd`` until its end, or (what came, True) at the deadline."""
-    chunks = []
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return b"".join(chunks), True
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return b"".join(chunks), False
-        chunks.append(chunk)
+        return json.dumps(["crash", f"{fn.name}: {type(exc).__name__}: {exc}"]).encode()

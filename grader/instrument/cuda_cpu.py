@@ -22,7 +22,8 @@ Where no GPU is lent, the correctness tests of the ``.cu`` exercises run here in
   grader down, and its guard pages and signal handlers are that process's own): the threads of a block
   are fibers that switch only at barriers and warp primitives, one block at a time, deterministically.
   The grid runs twice, threads in order then in reverse order, each order in a process of its own that :func:`launch`
-  starts and whose outputs it compares: a result that depends on the order is a race; a rerun then protects the
+  starts (:func:`grader.core.child.run_program`: it dies with the grader, its group is killed after it) and whose
+  outputs it compares: a result that depends on the order is a race; a rerun then protects the
   ``__shared__`` pages and single-steps every access to name the two lines that touch one word with no barrier
   between them (a missing ``__syncthreads()``). The launch process decides nothing (THREAT_MODEL.md R3.1): no
   code of the learner's file runs before its main or after the kernel (:func:`_check_object`,
@@ -71,6 +72,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.core import child
 from grader.core.target import SubmissionError
 from grader.i18n import _
 from grader.instrument import cu_source
@@ -93,6 +95,7 @@ LINK_SHARED_APART = "-Wl,--section-start=dripstone_smem=0x40000000"
 SCHEDULES = 2  # thread orders per launch, one process each: 0, 1, ... then ..., 1, 0
 DEFAULT_LIMIT_S = 30
 PRINTF_CAP = 1 << 20  # the runtime's cap on a launch's printf output (a GPU's default printf buffer)
+RUNNER_OUTPUT_CAP = 64 << 20  # a launch process's stdout (its verdict lines) and stderr: far more than it writes
 REVISION = "5"  # of what this file does to a source before g++ and checks in its object (part of the cache key)
 
 
@@ -603,13 +606,15 @@ def _launch_once(runner: Runner, request: tuple[str, list[np.ndarray]], name: st
         Path(d, "request").write_text(text)
         for i, arr in enumerate(buffers):
             arr.tofile(f"{d}/in{i}.bin")
-        try:  # the runner stops itself after `seconds` of CPU time; the wall-clock limit only backs that up
-            done = subprocess.run([str(runner.path), d, str(schedule), str(int(trace))],
-                                  stdin=subprocess.DEVNULL, capture_output=True,
-                                  text=True, timeout=10 * seconds + 60)
-        except subprocess.TimeoutExpired as exc:
+        argv = [str(runner.path), d, str(schedule), str(int(trace))]
+        # the runner stops itself after `seconds` of CPU time; the wall-clock limit only backs that up
+        ran = child.run_program(argv, wall_s=10 * seconds + 60, result_cap=RUNNER_OUTPUT_CAP,
+                                output_cap=RUNNER_OUTPUT_CAP)
+        if ran.kind == child.WALL:
             raise CudaFault(f"{name}<<<{g}, {b}>>> did not finish within {seconds} s on the CPU executor: "
-                            "an endless loop?") from exc
+                            "an endless loop?")
+        done = subprocess.CompletedProcess(argv, ran.returncode, ran.result.decode(errors="replace"),
+                                           ran.output.decode(errors="replace"))
         if schedule == 0 and not trace:
             _show_printf(Path(d, "printf.txt"))
         outputs = []

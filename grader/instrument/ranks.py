@@ -20,7 +20,8 @@ differs between ranks from it, and the expected values from ``run.seeds`` (every
 rebuild another's inputs from a seed written in the test.
 A stub (NotImplementedError on every rank) comes back as NotImplementedError, so the scoreboard reads TODO.
 
-How the ranks run: ``world_size`` (2-4) children forked from the process where the learner's code runs
+How the ranks run: ``world_size`` (2-4) children forked (:func:`grader.core.child.start`: each dies with its parent
+and leads its own process group) from the process where the learner's code runs
 (``make grade``: the pytest process; batch grading: the test's worker, through ``where_learner_runs``, so the
 judge never loads the submission), each with ``torch.set_num_threads(1)``, ``init_process_group("gloo")``
 on 127.0.0.1 (a TCPStore of the parent on a free port), stdout/stderr into a log file of the rank.
@@ -68,7 +69,6 @@ import contextlib
 import ctypes
 import faulthandler
 import functools
-import gc
 import io
 import linecache
 import mmap
@@ -88,6 +88,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from grader.core import child
 from grader.i18n import N_
 
 WORLD_SIZES = (2, 3, 4)
@@ -239,7 +240,7 @@ class _Group:
         # one shared page per rank, each unmapped in the other ranks (a rank writes only its own)
         self.pages = [mmap.mmap(-1, _SLOT.size) for _ in range(world_size)]
         self._records: dict[int, tuple[int, dict[int, dict[str, Any]]]] = {}
-        self.pids: list[int] = []
+        self.children: list[child.Child] = []
         self.exit: dict[int, str] = {}
         self.startup_s = 0.0
         self.retry_start = True
@@ -251,33 +252,23 @@ class _Group:
 
         t = time.monotonic()
         port = _free_port()  # rank 0 serves the store: no thread of this process may hold a lock at the fork
-        gc.freeze()  # the children's collector must not write into every inherited object (copy-on-write)
-        try:
-            for rank in range(self.world):
-                pid = os.fork()
-                if pid == 0:
-                    _child_main(self, rank, port)  # never returns
-                self.pids.append(pid)
-        finally:
-            gc.unfreeze()
+        for rank in range(self.world):  # each boxed by _child_setup before any learner code runs in it
+            self.children.append(child.start(functools.partial(_child_run, self, rank, port),
+                                             setup=functools.partial(_child_setup, self, rank)))
         self.t_fork = t
 
+    @property
+    def pids(self) -> list[int]:
+        return [c.pid for c in self.children]
+
     def close(self) -> None:
-        for pid in self.pids:
-            if pid not in self._reaped():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-        for pid in self.pids:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-        self.pids = []
+        for c in self.children:
+            c.stop()
+        self.children = []
         shutil.rmtree(self.dir, ignore_errors=True)
         for page in self.pages:
             with contextlib.suppress(BufferError):
                 page.close()
-
-    def _reaped(self) -> set[int]:
-        return {self.pids[r] for r in self.exit}
 
     # -- shared slots
     def slot(self, rank: int) -> tuple[int, int, int, str, str]:
@@ -327,18 +318,12 @@ class _Group:
                 return self._fail(k_all, outcomes, "timeout", slots)
 
     def _reap(self) -> None:
-        for r, pid in enumerate(self.pids):
+        for r, c in enumerate(self.children):
             if r in self.exit:
                 continue
-            with contextlib.suppress(ChildProcessError):
-                got, status = os.waitpid(pid, os.WNOHANG)
-                if got:
-                    if os.WIFSIGNALED(status):
-                        how = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
-                    else:
-                        how = f"exit status {os.waitstatus_to_exitcode(status)}"
-                    if self.slot(r)[1] != _FINISHED or os.waitstatus_to_exitcode(status) != 0:
-                        self.exit[r] = how
+            out = c.poll()
+            if out is not None and (self.slot(r)[1] != _FINISHED or out.returncode != 0):
+                self.exit[r] = out.how()
 
     def _load(self, k: int, rank: int) -> dict[str, Any] | None:
         """Check k's record in the rank's results file (written through a descriptor the rank opened before its
@@ -1013,28 +998,10 @@ def _seal() -> str:
     return ""
 
 
-def _child_main(group: _Group, rank: int, port: int) -> None:
-    code = 0
-    try:
-        _child_setup(group, rank)
-        _child_run(group, rank, port)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            traceback.print_exc()
-        code = 3
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
-
-
 def _child_setup(group: _Group, rank: int) -> None:
     from grader.instrument import worker
 
     worker._in_worker = True  # the learner's calls run here, in this process (never another fork)
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the ranks
     log = os.open(group.dir / f"rank{rank}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     out = os.open(group.dir / f"rank{rank}.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -1,7 +1,8 @@
 """The trusted boundary inside a grading process: learner code runs in a forked child, never here.
 
 In batch grading (``DRIPSTONE_ISOLATE=1``, set by :mod:`grader.instructor.sandbox`) the pytest process is the
-judge. The first learner call of a test forks a *worker*; the worker loads the learner's module,
+judge. The first learner call of a test forks a *worker* (:func:`grader.core.child.start`: it dies with the judge
+and leads its own process group); the worker loads the learner's module,
 runs each call of that test under the kernel guard and the traffic counters and sends back a plain
 result; the plugin ends it after the last of the adjacent tests that grade the same exercise in the same GPU
 mode (:func:`end_test`), so nothing the learner keeps in memory outlives the tests of one exercise: they share a
@@ -48,15 +49,12 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
-import gc
 import io
 import json
 import mmap
 import os
 import pickle
-import select
 import signal
-import struct
 import sys
 import time
 import traceback
@@ -66,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from grader._lazy import torch
+from grader.core import child
 from grader.core.target import SubmissionError, learner_frame
 from grader.instrument import given, traffic
 
@@ -78,7 +77,6 @@ DEFAULT_CALL_TIMEOUT_S = 60.0
 MAX_REPLY_BYTES = 256 * 2**20
 ARENA_BYTES = 256 * 2**20  # shared inputs of one call; only the pages touched cost memory
 PR_SET_DUMPABLE = 4
-_HEADER = struct.Struct("<Q")
 _JSON = b"J"  # a reply of plain Python values (torch.save's start with "PK", a zip)
 # When grading began here (this module is imported before any learner code runs; less the coarse file clock's lag):
 # the disk watch counts and deletes only what appeared in $TMPDIR since, never what was there before.
@@ -189,7 +187,7 @@ class _Shared:
 
 @dataclass
 class _Worker:
-    pid: int
+    process: child.Child  # forked by grader.core.child: dies with the judge, leads its own process group
     requests: int  # fd the parent writes requests to
     replies: int  # fd the parent reads replies from
 
@@ -232,7 +230,7 @@ def end_test(*, keep_worker: bool = False) -> None:
     global _worker
     _ended.clear()
     if _worker is not None and not keep_worker:
-        _kill(_worker.pid)
+        _worker.process.stop()  # its group: whatever it forked ends with it
         for fd in (_worker.requests, _worker.replies):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -277,24 +275,19 @@ def _ensure_worker() -> _Worker:
     if _worker is not None:
         return _worker
     _refuse_fork_after_cuda()
-    judge = os.getpid()
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
-    gc.freeze()  # the worker's collections leave the judge's objects alone: no copy of their pages in each worker
+
+    def parent_ends_closed() -> None:
+        os.close(req_w)
+        os.close(rep_r)
+
     try:
-        pid = os.fork()
-        if pid == 0:
-            os.close(req_w)
-            os.close(rep_r)
-            _serve(req_r, rep_w)
+        process = child.start(lambda: _serve(req_r, rep_w), setup=parent_ends_closed)
     finally:
-        if os.getpid() == judge:
-            gc.unfreeze()  # the judge collects its own garbage as before
-    os.close(req_r)
-    os.close(rep_w)
-    with contextlib.suppress(OSError):
-        os.setpgid(pid, pid)  # also here: no window in which the worker's group does not exist yet
-    _worker = _Worker(pid, req_w, rep_r)
+        os.close(req_r)
+        os.close(rep_w)
+    _worker = _Worker(process, req_w, rep_r)
     return _worker
 
 
@@ -316,7 +309,6 @@ def _serve(requests: int, replies: int) -> None:
         for fd in _protected:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        os.setpgid(0, 0)  # its own group: ending the worker ends whatever it forked
         if "torch" in sys.modules:  # OpenMP's pool does not survive a fork: torch ops would deadlock in it
             sys.modules["torch"].set_num_threads(1)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -427,42 +419,16 @@ def _untag(value: Any) -> Any:
 
 
 def _write_message(fd: int, data: bytes) -> None:
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _read_exact(
-    fd: int, n: int, deadline: float | None = None, watch: Callable[[], None] | None = None
-) -> bytes | None:
-    chunks, got = [], 0
-    while got < n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            if not select.select([fd], [], [], min(left, DISK_POLL_S) if watch else left)[0]:
-                if watch is not None:
-                    watch()
-                continue
-        chunk = os.read(fd, min(n - got, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+    child.write_frame(fd, data)
 
 
 def _read_message(
     fd: int, deadline: float | None = None, watch: Callable[[], None] | None = None
 ) -> bytes | None:
-    header = _read_exact(fd, _HEADER.size, deadline, watch)
-    if header is None:
-        return None
-    (size,) = _HEADER.unpack(header)
-    if size > MAX_REPLY_BYTES:
-        raise LearnerCallFailed(f"the learner's call returned more than {MAX_REPLY_BYTES >> 20} MiB")
-    return _read_exact(fd, size, deadline, watch)
+    try:
+        return child.read_frame(fd, cap=MAX_REPLY_BYTES, deadline=deadline, tick=watch, tick_s=DISK_POLL_S)
+    except child.TooBig:
+        raise LearnerCallFailed(f"the learner's call returned more than {MAX_REPLY_BYTES >> 20} MiB") from None
 
 
 class _DiskFull(Exception):
@@ -551,7 +517,7 @@ def _exchange(worker: _Worker, name: str, request: bytes) -> bytes:
     else:
         failure = None
     if reply is None:
-        status = _reap(worker.pid)
+        status = worker.process.stop().how()  # killed first: a closed pipe does not mean it exited
         end_test()
         if isinstance(failure, LearnerCallFailed):
             raise failure
@@ -561,28 +527,6 @@ def _exchange(worker: _Worker, name: str, request: bytes) -> bytes:
         )
         raise LearnerCallFailed(_ended[name])
     return reply
-
-
-def _reap(pid: int) -> str:
-    """How the worker ended; killed first, since closing its pipe does not mean it exited."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)  # no effect on a worker that already exited: its status is kept
-    try:
-        _, status = os.waitpid(pid, 0)
-    except ChildProcessError:
-        return "already gone"
-    if os.WIFSIGNALED(status):
-        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
-    return f"exit status {os.waitstatus_to_exitcode(status)}"
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
 
 
 def _describe(exc: BaseException) -> _Raised:
