@@ -157,14 +157,20 @@ class Child:
             return self.stop(**kw)
         return self.outcome
 
-    def stop(self, **kw: object) -> Outcome:
-        """Kill its group and it (no effect on one that already exited: its status is kept), reap it."""
+    def kill(self) -> None:
+        """SIGKILL to its group and to it, without reaping (no effect on one that already exited)."""
         if self.outcome is not None:
-            return self.outcome
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
+
+    def stop(self, **kw: object) -> Outcome:
+        """Kill its group and it (no effect on one that already exited: its status is kept), reap it."""
+        if self.outcome is not None:
+            return self.outcome
+        self.kill()
         wall = time.monotonic() - self.started
         try:
             _, status, usage = os.wait4(self.pid, 0)
@@ -321,6 +327,8 @@ def _collect(child: Child, res_r: int, out_r: int, wall_s: float, result_cap: in
     kind = None
     try:
         kind = _pump(child, res_r, out_r, open_fds, pidfd, deadline, result_cap, output_cap)
+        if len(result) > result_cap:  # killed before its pipe closes: a write to a closed pipe would end it first
+            child.kill()
     except BaseException:  # Ctrl-C while waiting: the child goes all the same
         child.stop()
         raise
