@@ -22,6 +22,7 @@ refuses to measure otherwise).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import importlib.util
@@ -78,6 +79,7 @@ def _ask(request: dict[str, Any]) -> dict[str, Any]:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         _server = subprocess.Popen([sys.executable, "-m", __name__, str(os.getpid())], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, env=env, cwd=os.getcwd())
+        atexit.register(_stop, _server)
     assert _server.stdin is not None and _server.stdout is not None
     data = pickle.dumps(request)
     try:
@@ -92,6 +94,18 @@ def _ask(request: dict[str, Any]) -> dict[str, Any]:
         _server = None
         raise RuntimeError(f"grader: the clean rank server ended (exit status {code}): see the output above")
     return torch.load(io.BytesIO(reply), weights_only=True)
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    """At exit: end the server and reap it (its CPU, and its ranks', then counts as this process's children's)."""
+    with contextlib.suppress(Exception):
+        assert server.stdin is not None
+        server.stdin.close()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
 
 
 # ---------------------------------------------------------------- the server (a new interpreter)
