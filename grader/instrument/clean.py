@@ -133,8 +133,10 @@ def _serve(parent: int) -> int:
     if os.getppid() != parent:  # it ended before the line above
         return 0
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops it
-    requests, replies = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # what the checks print must not reach the replies
+    requests = sys.stdin.buffer
+    replies = os.fdopen(os.dup(1), "wb")  # the replies' own descriptor, closed in the ranks (closerange)
+    os.dup2(2, 1)  # what anything here or in a rank prints goes to stderr, never into the replies
+    sys.stdout = sys.stderr
     while len(head := requests.read(_LENGTH.size)) == _LENGTH.size:
         request = pickle.loads(requests.read(_LENGTH.unpack(head)[0]))
         os.environ.clear()
