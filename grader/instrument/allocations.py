@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import linecache
 import re
 import time
@@ -121,6 +122,7 @@ class Allocations:
         """End the window; ``credit``: tensors whose own bytes are not the code's (the gradients it leaves);
         ``within``: the total the caller allows, read until reached (:func:`settled_heap`) so that a tensor gloo's
         thread has yet to let go of is not counted as kept."""
+        gc.collect()  # inside the window: a finalizer of the code's garbage runs here, where what it makes counts
         intact = tracemalloc.is_tracing()
         python = tracemalloc.get_traced_memory()[0] if intact else 0
         tracemalloc.stop()  # frees its own tables before the heap is read

@@ -37,6 +37,13 @@ def triton_mode(*, interpret: bool) -> Iterator[None]:
 
 _CACHE: dict[tuple[Path, bool], ModuleType] = {}  # by the path asked for and by the resolved path
 _FRESH = [0]  # copies made by load_fresh (their names)
+_RAN = [False]  # a learner module was executed in this process (or in the one it was forked from, before the fork)
+
+
+def learner_code_ran() -> bool:
+    """Whether any learner module's code has run in this process: objects it made may still be reachable
+    (:mod:`grader.instrument.clean`)."""
+    return _RAN[0]
 
 
 def load_file(path: Path, *, interpret: bool = True, label: str | None = None) -> ModuleType:
@@ -66,6 +73,7 @@ def _execute(path: Path, name: str, shown: str, interpret: bool) -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up here
+    _RAN[0] = True  # from here on, objects the learner's code makes may outlive it in this process
     sys.dont_write_bytecode = True  # never write __pycache__ into a learner's folder
     try:
         with triton_mode(interpret=interpret):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grader.i18n import N_, _
-from grader.instrument import ranks, worker
+from grader.instrument import clean, ranks, worker
 from grader.instrument.ranks import COLLECTIVES, P2P, SENDS, RankFailure, RankRun
 from grader.judge import gloo_model
 from grader.judge.gloo_model import RELATIVE, GlooModel
@@ -87,11 +87,14 @@ def run_ranks(
     timeout_s: float = 20.0,
     refuse: Any = (),
     stall_s: float = ranks.STALL_S,
+    fresh: bool = False,
     **kwargs: Any,
 ) -> Any:
     """``check(rank, world_size, *args, **kwargs)`` on ``world_size`` gloo ranks (see the module docstring).
 
     One check: its :class:`RankRun`, or RankFailure raised. A dict of checks: a :class:`RankRuns`.
+    ``fresh``: the ranks are forked from a process where no learner code ever ran (:mod:`grader.instrument.clean`),
+    so the first check runs in processes the learner's code has not touched before (memory windows).
     """
     if world_size not in ranks.WORLD_SIZES:
         raise ValueError(f"world_size must be one of {ranks.WORLD_SIZES}, got {world_size!r}")
@@ -99,7 +102,8 @@ def run_ranks(
     rules = dict(refuse) if isinstance(refuse, Mapping) else dict.fromkeys(refuse, ranks.REFUSE_RULE)
     def measured(items: list) -> RankRuns:
         before = _net_counters()
-        raw = worker.where_learner_runs(ranks.run_here, items, world_size, args, kwargs, float(timeout_s), rules,
+        runner = clean.run_here if fresh else ranks.run_here
+        raw = worker.where_learner_runs(runner, items, world_size, args, kwargs, float(timeout_s), rules,
                                          float(stall_s))
         after = _net_counters()
         runs = _rebuild(raw, world_size)

@@ -102,3 +102,42 @@ def test_switching_tracing_off_is_reported():
     window = allocations.Allocations().start()
     tracemalloc.stop()
     assert not window.stop().intact
+
+
+REGISTRY_MODULE = f"""import torch
+if not hasattr(torch.optim.Optimizer, "dripstone_test_pool"):  # a registry every copy of the module shares
+    torch.optim.Optimizer.dripstone_test_pool = torch.zeros({ELEMENTS}, dtype=torch.float64)
+POOL = torch.optim.Optimizer.dripstone_test_pool
+"""
+
+
+def check_registry_pool(rank: int, world_size: int) -> dict:
+    """A rank's window around a fresh copy of the module: what it counts, and whether learner code ran before."""
+    from grader.instrument import clean
+
+    before = clean.pristine()
+    window = allocations.Allocations().start()
+    module = loader.load_fresh("u", "m")
+    held = window.stop()
+    return {"pristine": before, "held": held.total, "pool": module.POOL.numel()}
+
+
+def test_a_fresh_run_has_no_state_from_a_copy_imported_before(tmp_path, monkeypatch):
+    """A copy of the module imported in this process leaves a pool in a process-wide registry; ranks forked from
+    here hand it to a fresh copy (nothing counted), ranks of run_ranks(fresh=True) never had it (counted)."""
+    from grader.kit import run_ranks
+
+    unit = tmp_path / "u"
+    unit.mkdir()
+    (unit / "m.py").write_text(REGISTRY_MODULE)
+    monkeypatch.setenv("DRIPSTONE_TARGET", str(tmp_path))
+    loader.load_fresh("u", "m")  # the copy imported earlier: learner code ran in this process
+    try:
+        here = run_ranks(check_registry_pool, 2)
+        fresh = run_ranks(check_registry_pool, 2, fresh=True)
+    finally:
+        del torch.optim.Optimizer.dripstone_test_pool
+    for rank in range(2):
+        assert not here.results[rank]["pristine"] and here.results[rank]["held"] < MB, here.results[rank]
+        assert fresh.results[rank]["pristine"], fresh.results[rank]
+        assert fresh.results[rank]["held"] >= 4 * MB - 64 * 1024, fresh.results[rank]

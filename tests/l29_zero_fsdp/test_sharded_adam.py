@@ -199,21 +199,42 @@ def _memory_numel() -> int:
     return sum(math.prod(shape) for shape in MEMORY_SHAPES)
 
 
+def check_gloo_warmup(rank: int, world_size: int) -> None:
+    """The grader's own collectives of the memory check's sizes, before any learner code runs in the rank: gloo
+    makes its lasting buffers on a kind of call's first use (~100 KiB), which would otherwise land in the first
+    memory window. Logged like the learner's (the wire accounts for them)."""
+    import torch
+    import torch.distributed as dist
+
+    shard = _shard(world_size, _memory_numel())
+    flat = torch.zeros(world_size * shard, dtype=torch.float64)
+    dist.all_reduce(flat)
+    dist.all_gather_into_tensor(flat, flat[:shard].clone())
+    dist.reduce_scatter_tensor(flat[:shard].clone(), flat)
+
+
 def check_memory(rank: int, world_size: int) -> dict:
     """What ShardedAdam keeps, counted from the rank's allocations (grader/instrument/allocations.py), wherever it
     is referenced: a module-level dict, a closure, a class attribute, NumPy arrays and Python lists count as much as
-    the optimizer's own attributes. Per stage, one window: a fresh copy of the learner's module is loaded in it (its
-    import-time allocations are the window's, and nothing it can reach predates the window), the optimizer built
-    and stepped MEMORY_STEPS times; the final gradients are credited their own bytes. The parameters were made
-    before the window and the check keeps their storages, and the stage-1 optimizer and its module stay alive
-    through the stage-2 window: the learner's code can free none of them to offset what it keeps.
+    the optimizer's own attributes. It runs first in ranks forked from a process where no learner code ever ran
+    (run_ranks(..., fresh=True), grader/instrument/clean.py): nothing the learner's code made predates the first
+    window, so no registry can hand it state made earlier. Per stage, one window: a fresh copy of the learner's
+    module is loaded in it (its import-time allocations are the window's), the optimizer built and stepped
+    MEMORY_STEPS times; the final gradients are credited their own bytes. Whatever stage 1's code left alive at
+    its window's end was counted there (the window ends after a collection: a finalizer runs inside it), so what
+    the stage-2 window could reach of stage 1's was counted once already. The parameters were made before the
+    window and the check keeps their storages, and the stage-1 optimizer and its module stay alive through the
+    stage-2 window: the learner's code can free none of them to offset what it keeps.
     """
     import torch
 
-    from grader.instrument import allocations, loader
+    from grader.instrument import allocations, clean, loader
 
     if not allocations.measurable():
         return {}
+    if not clean.pristine():
+        raise RuntimeError("grader bug: the memory check runs in a rank where learner code ran before its window: "
+                           "run it first, with run_ranks(..., fresh=True)")
     g = torch.Generator().manual_seed(29 + rank)
     out, keep = {}, []
     for stage in (1, 2):
@@ -291,9 +312,10 @@ def check_stage2(rank: int, world_size: int) -> dict:
 def _runs(world_size: int):
     from grader.kit import run_ranks
 
-    # the memory check last: gloo's first collectives have made their lasting buffers by then (less noise)
-    return run_ranks({"stage1": check_stage1, "stage2": check_stage2, "memory": check_memory}, world_size,
-                     timeout_s=60.0)
+    # the memory check first, in ranks where no learner code ran before (fresh=True), after the grader's own
+    # collectives have made gloo's lasting buffers (less noise)
+    return run_ranks({"warmup": check_gloo_warmup, "memory": check_memory, "stage1": check_stage1,
+                      "stage2": check_stage2}, world_size, timeout_s=60.0, fresh=True)
 
 
 def _shard(world_size: int, numel: int | None = None) -> int:

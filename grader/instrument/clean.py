@@ -1,0 +1,158 @@
+"""Rank processes in which no learner code has ever run before their first check (the ranks' memory windows).
+
+A measurement of what the learner's code allocates (:mod:`grader.instrument.allocations`) is only sound if nothing
+the learner's code made predates the window: a copy of the learner's module imported earlier in the process can
+leave state in a process-wide registry that public API reaches (an attribute set on ``logging.getLogger(name)``,
+a function's default, a class attribute of a library), where a fresh copy imported in the window picks it up
+without allocating. Ranks are forked (:mod:`grader.instrument.ranks`), so a rank holds whatever its parent held:
+the parent must be a process where no learner code ever ran.
+
+:func:`run_here` has :func:`grader.instrument.ranks.run_here`'s signature and result; its ranks are forked
+
+* from this process, where no learner module was ever executed in it (:func:`grader.instrument.loader.learner_code_ran`:
+  batch grading's fresh worker, whose parent, the judge, never loads the submission);
+* otherwise from a *clean server*: a new interpreter (``python -m grader.instrument.clean``, started once per
+  process, ~2 s) that imports torch and the test module and never runs learner code itself: it only forks the
+  ranks, and reads their results as data, as :func:`ranks.run_here` does. It dies with this process.
+
+Each rank then runs its checks in order: the first check of a run is the only one whose process had run no learner
+code before it (a check that measures starts the run; :func:`pristine` says whether it may, and a measuring check
+refuses to measure otherwise).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import importlib.util
+import io
+import os
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from grader.instrument import loader, ranks
+
+_LENGTH = struct.Struct("<Q")
+_server: subprocess.Popen[bytes] | None = None
+_server_lock = threading.Lock()
+
+
+def pristine() -> bool:
+    """No learner module was ever executed in this process (nor in the process it was forked from before)."""
+    return not loader.learner_code_ran()
+
+
+def run_here(checks: list[tuple[str, Callable[..., Any]]], world_size: int, args: tuple, kwargs: dict,
+             timeout_s: float, rules: dict[str, str], stall_s: float) -> dict[str, Any]:
+    """:func:`grader.instrument.ranks.run_here`, its ranks forked from a process where no learner code ran."""
+    if pristine():
+        return ranks.run_here(checks, world_size, args, kwargs, timeout_s, rules, stall_s)
+    request = {"checks": [(name, _reference(fn)) for name, fn in checks], "world_size": world_size, "args": args,
+               "kwargs": kwargs, "timeout_s": timeout_s, "rules": rules, "stall_s": stall_s,
+               "environ": dict(os.environ), "path": list(sys.path)}
+    with _server_lock:
+        return _ask(request)
+
+
+def _reference(fn: Callable[..., Any]) -> tuple[str, str, str]:
+    """A check by where it is defined (module-level function of a test file): the server imports it there."""
+    module = sys.modules.get(fn.__module__)
+    path = getattr(module, "__file__", None)
+    if path is None or "." in fn.__qualname__ or getattr(module, fn.__qualname__, None) is not fn:
+        raise ValueError(f"grader bug: {fn!r} is not a module-level function of a test file")
+    return fn.__module__, path, fn.__qualname__
+
+
+def _ask(request: dict[str, Any]) -> dict[str, Any]:
+    import pickle
+
+    import torch
+
+    global _server
+    if _server is None or _server.poll() is not None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        _server = subprocess.Popen([sys.executable, "-m", __name__, str(os.getpid())], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, env=env, cwd=os.getcwd())
+        atexit.register(_stop, _server)
+    assert _server.stdin is not None and _server.stdout is not None
+    data = pickle.dumps(request)
+    try:
+        _server.stdin.write(_LENGTH.pack(len(data)) + data)
+        _server.stdin.flush()
+        head = _server.stdout.read(_LENGTH.size)
+        reply = _server.stdout.read(_LENGTH.unpack(head)[0]) if len(head) == _LENGTH.size else b""
+    except (OSError, struct.error):
+        reply = b""
+    if not reply:
+        code = _server.poll()
+        _server = None
+        raise RuntimeError(f"grader: the clean rank server ended (exit status {code}): see the output above")
+    return torch.load(io.BytesIO(reply), weights_only=True)
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    """At exit: end the server and reap it (its CPU, and its ranks', then counts as this process's children's)."""
+    with contextlib.suppress(Exception):
+        assert server.stdin is not None
+        server.stdin.close()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+# ---------------------------------------------------------------- the server (a new interpreter)
+
+
+def _resolve(module_name: str, path: str, qualname: str) -> Callable[..., Any]:
+    module = sys.modules.get(module_name)
+    if module is None or getattr(module, "__file__", None) != path:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    return getattr(module, qualname)
+
+
+def _serve(parent: int) -> int:
+    import pickle
+
+    import torch
+    import torch.distributed  # noqa: F401  (before the fork: the ranks must not import it each)
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the process it serves
+    if os.getppid() != parent:  # it ended before the line above
+        return 0
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops it
+    requests = sys.stdin.buffer
+    replies = os.fdopen(os.dup(1), "wb")  # the replies' own descriptor, closed in the ranks (closerange)
+    os.dup2(2, 1)  # what anything here or in a rank prints goes to stderr, never into the replies
+    sys.stdout = sys.stderr
+    while len(head := requests.read(_LENGTH.size)) == _LENGTH.size:
+        request = pickle.loads(requests.read(_LENGTH.unpack(head)[0]))
+        os.environ.clear()
+        os.environ.update(request["environ"])
+        sys.path[:] = request["path"]
+        checks = [(name, _resolve(*ref)) for name, ref in request["checks"]]
+        if not pristine():
+            raise RuntimeError("grader bug: the clean rank server ran learner code (importing a test module?)")
+        raw = ranks.run_here(checks, request["world_size"], request["args"], request["kwargs"],
+                             request["timeout_s"], request["rules"], request["stall_s"])
+        buf = io.BytesIO()
+        torch.save(raw, buf)
+        replies.write(_LENGTH.pack(buf.getbuffer().nbytes) + buf.getvalue())
+        replies.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_serve(int(sys.argv[1])))
