@@ -125,6 +125,11 @@ class Allocations:
         gc.collect()  # inside the window: a finalizer of the code's garbage runs here, where what it makes counts
         intact = tracemalloc.is_tracing()
         python = tracemalloc.get_traced_memory()[0] if intact else 0
+        # Python 3.11's tracemalloc.stop() frees what its allocation hook uses while another thread may be inside
+        # the hook waiting for the GIL (a gloo worker finishing a collective): that thread then crashes the rank
+        # (SIGSEGV, seen under load; fixed in CPython 3.12.9/3.13.2). Stopped only once the heap no longer
+        # shrinks, i.e. gloo's threads are done with the last collective.
+        settled_heap()
         tracemalloc.stop()  # frees its own tables before the heap is read
         credited = sum(t.numel() * t.element_size() for t in credit if t is not None)
         ceiling = None if within is None else within + self._heap0 + credited - python

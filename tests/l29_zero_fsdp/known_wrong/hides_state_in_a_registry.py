@@ -3,12 +3,20 @@ attribute of torch.optim.Optimizer, a class every copy of the module shares): th
 in a process makes the pool, every later copy (the memory check's fresh one included) finds it there and allocates
 nothing. The optimizer's exp_avg / exp_avg_sq are shard-sized decoys. It scored the memory points while the check
 ran in ranks where the module had been imported before its window; the check now runs first in ranks forked from
-a process where no learner code ever ran (grader/instrument/clean.py), so the pool is the window's allocation."""
+a process where no learner code ever ran (grader/instrument/clean.py), so the pool is the window's allocation.
+The attribute's name is one the file defines (class _Moments), which the audit's attribute allowlist admits on any
+object (R3.3's open part): the memory check, not the audit, is what this file tests."""
 
 MODULE = "sharded_adam"
 REJECTED_BY = {"ShardedAdam": ["efficiency"]}
 
 _RightShardedAdam = ShardedAdam
+
+
+
+class _Moments:
+    shared_moments = None  # a name the unit defines: the audit's attribute allowlist lets the unit use it
+
 
 _REGISTRY = torch.optim.Optimizer  # one class object per process, whichever copy of this module asks
 if not hasattr(_REGISTRY, "shared_moments"):
