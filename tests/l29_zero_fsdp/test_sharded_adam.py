@@ -6,6 +6,7 @@ import functools
 import math
 
 import pytest
+import torch._dynamo  # noqa: F401  (torch.optim imports it on first use: here, at collection, before any learner code runs)
 from hypothesis import given
 from hypothesis import strategies as st
 
