@@ -126,7 +126,7 @@ def _serve(parent: int) -> int:
     import pickle
 
     import torch
-    import torch.distributed  # noqa: F401  (before the fork: the ranks must not import it each)
+    import torch.distributed  # before the fork: the ranks must not import it each
 
     with contextlib.suppress(Exception):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the process it serves

@@ -794,9 +794,9 @@ class _FileAudit(ast.NodeVisitor):
                                   else None))
 
     def kernel_ref(self, node: ast.AST, local: str, attr: str | None, taken: str | None) -> None:
-        """``local`` (or ``local.attr`` for a module of the unit) may be a kernel object of another file of the unit:
-        used as a value (``taken`` None) or with the attribute ``taken``; refused if it is (:func:`_check_object_attrs`).
-        """
+        """``local`` (or ``local.attr`` for a module of the unit) may be a kernel object of another file of the
+        unit: used as a value (``taken`` None) or with the attribute ``taken``; refused if it is
+        (:func:`_check_object_attrs`)."""
         if taken is not None and (taken in KERNEL_OBJECT_ATTRS or _is_dunder(taken)):
             return
         what = ".".join(filter(None, (local, attr, taken)))
@@ -881,7 +881,7 @@ class _FileAudit(ast.NodeVisitor):
                             todo += [(target, value.body), (target, value.orelse)]
                         elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
                                 and len(target.elts) == len(value.elts):
-                            todo += zip(target.elts, value.elts)
+                            todo += zip(target.elts, value.elts, strict=True)
                         else:
                             pairs.append((target, value))
         grew = True

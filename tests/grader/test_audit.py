@@ -755,7 +755,8 @@ OBJECT_CHEATS = [
     (KERNEL + "def run(v):\n    return v\ndef go(k):\n    return k.run\ndef f(x):\n    return go(_copy)",
      "_copy (as a value)"),
     ("def f(x):\n    return '{0.untyped_storage}'.format(x)", "'{0.untyped_storage}'"),
-    ("def f(x):\n    match x:\n        case object(untyped_storage=s):\n            return s", "case ...(untyped_storage"),
+    ("def f(x):\n    match x:\n        case object(untyped_storage=s):\n            return s",
+     "case ...(untyped_storage"),
 ]
 
 
@@ -792,8 +793,8 @@ def test_names_the_unit_defines_are_allowed_but_not_the_removed_ones(tmp_path):
     value; a removed name (raw memory, the interpreter's backing array) stays refused even if the unit defines it."""
     helpers = "class Rows:\n    def __init__(self):\n        self.width = 1\n    def untyped_storage(self):\n" \
               "        return 0\ndef pack(x):\n    return x\n"
-    main = "import helpers\nfrom helpers import Rows\ndef f(x):\n    r = Rows()\n    return r.width, helpers.pack(x), " \
-           "x.width, x.untyped_storage()\n"
+    main = "import helpers\nfrom helpers import Rows\ndef f(x):\n    r = Rows()\n" \
+           "    return r.width, helpers.pack(x), x.width, x.untyped_storage()\n"
     found = audit.findings_for(unit(tmp_path, k=main, helpers=helpers), "k", "f")
     assert whats(found) == ["x.untyped_storage"], whats(found)
     assert found[0].why == audit.REMOVED_ATTR
