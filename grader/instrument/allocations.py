@@ -114,6 +114,7 @@ class Allocations:
             tracemalloc.stop()
         for clear in DRAINED:  # public caches the code could empty to offset its count (linecache: ~170 KB in a rank)
             clear()
+        gc.collect()  # garbage made before the window is freed before it, not by stop()'s collection inside it
         self._heap0 = heap_in_use() or 0
         tracemalloc.start(1)
         return self

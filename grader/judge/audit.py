@@ -903,7 +903,10 @@ class _FileAudit(ast.NodeVisitor):
                 self.kernel_uses |= {id(a) for a in node.args}
 
     def _wraps_kernel(self, node: ast.AST) -> bool:
-        """``triton.autotune(...)(kernel)`` / ``triton.heuristics(...)(kernel)``."""
+        """``triton.autotune(...)(kernel)`` / ``triton.heuristics(...)(kernel)``, or ``triton.jit(f)`` (which makes
+        the kernel: its body is audited as a kernel's)."""
+        if isinstance(node, ast.Call) and self._is_jit(node.func) and node.args:
+            return True
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Call) \
             and self.full(node.func.func) in TRITON_WRAPPERS
     def check_jit_body(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:

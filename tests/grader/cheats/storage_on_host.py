@@ -1,12 +1,13 @@
 """Attack: leave the guard in place and compute softmax with NumPy on the host, moving the bytes
 through untyped storages (storage methods are not torch functions, so the guard does not see
-them); nothing in it is refused by the audit. No kernel stored the result."""
+them). No kernel stored the result. The guard's "not written by a Triton kernel" caught it first;
+now the audit's attribute allowlist refuses `untyped_storage` (raw bytes past the guard) before it runs."""
 
 import numpy as np
 import torch
 
 ZERO = ["softmax_fused"]
-MESSAGE = "not written by a Triton kernel"
+MESSAGE = "untyped_storage"
 
 
 def softmax_fused(x):
