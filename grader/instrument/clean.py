@@ -106,6 +106,9 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait()
+    with contextlib.suppress(Exception):
+        assert server.stdout is not None
+        server.stdout.close()
 
 
 # ---------------------------------------------------------------- the server (a new interpreter)
@@ -127,6 +130,8 @@ def _serve(parent: int) -> int:
 
     import torch
     import torch.distributed  # before the fork: the ranks must not import it each
+
+    from grader.instrument import allocations  # noqa: F401  (the memory check's, imported once here, not per rank)
 
     with contextlib.suppress(Exception):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the process it serves
