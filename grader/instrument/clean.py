@@ -13,7 +13,8 @@ the parent must be a process where no learner code ever ran.
   batch grading's fresh worker, whose parent, the judge, never loads the submission);
 * otherwise from a *clean server*: a new interpreter (``python -m grader.instrument.clean``, started once per
   process, ~2 s) that imports torch and the test module and never runs learner code itself: it only forks the
-  ranks, and reads their results as data, as :func:`ranks.run_here` does. It dies with this process.
+  ranks, and reads their results as data, as :func:`ranks.run_here` does. It is started through
+  :func:`grader.core.child.start` (it dies with this process, its group is killed after it) and ended at exit.
 
 Each rank then runs its checks in order: the first check of a run is the only one whose process had run no learner
 code before it (a check that measures starts the run; :func:`pristine` says whether it may, and a measuring check
@@ -29,17 +30,19 @@ import importlib.util
 import io
 import os
 import signal
-import struct
-import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from grader.core import child
 from grader.instrument import loader, ranks
 
-_LENGTH = struct.Struct("<Q")
-_server: subprocess.Popen[bytes] | None = None
+REPLY_CAP = 1 << 30  # the ranks' outcomes of one run (values, comm logs, failures): far less
+STOP_S = 10.0
+_server: _Server | None = None
 _server_lock = threading.Lock()
 
 
@@ -75,40 +78,62 @@ def _ask(request: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     global _server
-    if _server is None or _server.poll() is not None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        _server = subprocess.Popen([sys.executable, "-m", __name__, str(os.getpid())], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, env=env, cwd=os.getcwd())
-        atexit.register(_stop, _server)
-    assert _server.stdin is not None and _server.stdout is not None
-    data = pickle.dumps(request)
+    if _server is None or _server.process.poll() is not None:
+        _server = _Server.start()
+        atexit.register(_server.stop)
     try:
-        _server.stdin.write(_LENGTH.pack(len(data)) + data)
-        _server.stdin.flush()
-        head = _server.stdout.read(_LENGTH.size)
-        reply = _server.stdout.read(_LENGTH.unpack(head)[0]) if len(head) == _LENGTH.size else b""
-    except (OSError, struct.error):
-        reply = b""
+        child.write_frame(_server.requests, pickle.dumps(request))
+        reply = child.read_frame(_server.replies, cap=REPLY_CAP)
+    except (OSError, child.TooBig):
+        reply = None
     if not reply:
-        code = _server.poll()
+        outcome = _server.stop()
         _server = None
-        raise RuntimeError(f"grader: the clean rank server ended (exit status {code}): see the output above")
+        raise RuntimeError(f"grader: the clean rank server ended ({outcome.kind}, exit status {outcome.code}, "
+                           f"signal {outcome.signal}): see the output above")
     return torch.load(io.BytesIO(reply), weights_only=True)
 
 
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    """At exit: end the server and reap it (its CPU, and its ranks', then counts as this process's children's)."""
-    with contextlib.suppress(Exception):
-        assert server.stdin is not None
-        server.stdin.close()
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
-    with contextlib.suppress(Exception):
-        assert server.stdout is not None
-        server.stdout.close()
+@dataclass
+class _Server:
+    """The server interpreter, started through :func:`grader.core.child.start` (it dies with this process, leads
+    its own group, and its ranks go with it): requests on its stdin, replies on its stdout, its stderr ours."""
+
+    process: child.Child
+    requests: int
+    replies: int
+
+    @classmethod
+    def start(cls) -> _Server:
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        argv = [sys.executable, "-m", __name__, str(os.getpid())]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+
+        def setup() -> None:
+            os.dup2(req_r, 0)
+            os.dup2(rep_w, 1)
+            os.closerange(3, 1 << 16)  # nothing else of this process's: its pipes, sockets, report files
+
+        try:
+            process = child.start(lambda: os.execve(argv[0], argv, env), setup=setup)
+        finally:
+            os.close(req_r)
+            os.close(rep_w)
+        return cls(process, req_w, rep_r)
+
+    def stop(self) -> child.Outcome:
+        """End it (its requests closed: it exits; killed after STOP_S) and reap it: its CPU, and its ranks', then
+        count as this process's children's."""
+        with contextlib.suppress(OSError):
+            os.close(self.requests)
+        deadline = time.monotonic() + STOP_S
+        while not self.process.exited() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        outcome = self.process.stop()
+        with contextlib.suppress(OSError):
+            os.close(self.replies)
+        return outcome
 
 
 # ---------------------------------------------------------------- the server (a new interpreter)
@@ -138,12 +163,11 @@ def _serve(parent: int) -> int:
     if os.getppid() != parent:  # it ended before the line above
         return 0
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops it
-    requests = sys.stdin.buffer
-    replies = os.fdopen(os.dup(1), "wb")  # the replies' own descriptor, closed in the ranks (closerange)
+    replies = os.dup(1)  # the replies' own descriptor, closed in the ranks (closerange)
     os.dup2(2, 1)  # what anything here or in a rank prints goes to stderr, never into the replies
     sys.stdout = sys.stderr
-    while len(head := requests.read(_LENGTH.size)) == _LENGTH.size:
-        request = pickle.loads(requests.read(_LENGTH.unpack(head)[0]))
+    while (data := child.read_frame(0, cap=REPLY_CAP)) is not None:
+        request = pickle.loads(data)
         os.environ.clear()
         os.environ.update(request["environ"])
         sys.path[:] = request["path"]
@@ -154,8 +178,7 @@ def _serve(parent: int) -> int:
                              request["timeout_s"], request["rules"], request["stall_s"])
         buf = io.BytesIO()
         torch.save(raw, buf)
-        replies.write(_LENGTH.pack(buf.getbuffer().nbytes) + buf.getvalue())
-        replies.flush()
+        child.write_frame(replies, buf.getvalue())
     return 0
 
 

@@ -69,7 +69,6 @@ import contextlib
 import ctypes
 import faulthandler
 import functools
-import gc
 import io
 import linecache
 import mmap
@@ -1003,9 +1002,6 @@ def _child_setup(group: _Group, rank: int) -> None:
     from grader.instrument import worker
 
     worker._in_worker = True  # the learner's calls run here, in this process (never another fork)
-    # what the parent made is out of the rank's collections: a collection would write every inherited object's
-    # header, copying each page of the parent's heap into the rank (CPU and memory per rank, per gc.collect())
-    gc.freeze()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the ranks
     log = os.open(group.dir / f"rank{rank}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     out = os.open(group.dir / f"rank{rank}.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

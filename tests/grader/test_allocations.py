@@ -4,6 +4,7 @@ the ranks' memory checks (L29's ShardedAdam) take instead of walking an object's
 from __future__ import annotations
 
 import array
+import os
 import types
 
 import numpy as np
@@ -141,3 +142,35 @@ def test_a_fresh_run_has_no_state_from_a_copy_imported_before(tmp_path, monkeypa
         assert not here.results[rank]["pristine"] and here.results[rank]["held"] < MB, here.results[rank]
         assert fresh.results[rank]["pristine"], fresh.results[rank]
         assert fresh.results[rank]["held"] >= 4 * MB - 64 * 1024, fresh.results[rank]
+
+
+def check_server_pid(rank: int, world_size: int) -> int:
+    import os
+
+    return os.getppid()  # the process the rank was forked from
+
+
+def test_the_clean_server_is_a_child_of_the_grader_and_is_restarted_after_it_dies(tmp_path, monkeypatch):
+    """The server is started through grader.core.child (its own group, dies with the grader); killed, the request
+    it was asked says so, and the next fresh run starts another."""
+    import signal
+
+    from grader.core import child
+    from grader.instrument import clean
+    from grader.kit import run_ranks
+
+    unit = tmp_path / "u"
+    unit.mkdir()
+    (unit / "m.py").write_text("X = 1\n")
+    monkeypatch.setenv("DRIPSTONE_TARGET", str(tmp_path))
+    loader.load_fresh("u", "m")  # learner code ran here: fresh runs go to the server
+    first = run_ranks(check_server_pid, 2, fresh=True)
+    server = clean._server
+    assert server is not None and isinstance(server.process, child.Child)
+    assert list(first.results) == [server.process.pid] * 2  # the ranks were forked by the server
+    assert os.getpgid(server.process.pid) == server.process.pid  # leads its own group
+    os.kill(server.process.pid, signal.SIGKILL)
+    with pytest.raises(RuntimeError, match="clean rank server ended"):
+        clean._ask({})
+    second = run_ranks(check_server_pid, 2, fresh=True)
+    assert clean._server is not None and second.results[0] == clean._server.process.pid != server.process.pid
