@@ -125,14 +125,16 @@ class _Server:
     def stop(self) -> child.Outcome:
         """End it (its requests closed: it exits; killed after STOP_S) and reap it: its CPU, and its ranks', then
         count as this process's children's."""
-        with contextlib.suppress(OSError):
+        if self.requests >= 0:  # once: a descriptor number closed twice may by then be another file's
             os.close(self.requests)
+            self.requests = -1
         deadline = time.monotonic() + STOP_S
         while not self.process.exited() and time.monotonic() < deadline:
             time.sleep(0.01)
         outcome = self.process.stop()
-        with contextlib.suppress(OSError):
+        if self.replies >= 0:
             os.close(self.replies)
+            self.replies = -1
         return outcome
 
 
