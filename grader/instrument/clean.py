@@ -24,8 +24,6 @@ refuses to measure otherwise).
 from __future__ import annotations
 
 import atexit
-import contextlib
-import ctypes
 import importlib.util
 import io
 import os
@@ -160,10 +158,7 @@ def _serve(parent: int) -> int:
 
     from grader.instrument import allocations  # noqa: F401  (the memory check's, imported once here, not per rank)
 
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the process it serves
-    if os.getppid() != parent:  # it ended before the line above
-        return 0
+    child.die_with_parent(parent, code=0)  # armed by core.child before the exec too; again here, as a new process
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops it
     replies = os.dup(1)  # the replies' own descriptor, closed in the ranks (closerange)
     os.dup2(2, 1)  # what anything here or in a rank prints goes to stderr, never into the replies
