@@ -11,10 +11,14 @@ the parent must be a process where no learner code ever ran.
 
 * from this process, where no learner module was ever executed in it (:func:`grader.instrument.loader.learner_code_ran`:
   batch grading's fresh worker, whose parent, the judge, never loads the submission);
-* otherwise from a *clean server*: a new interpreter (``python -m grader.instrument.clean``, started once per
-  process, ~2 s) that imports torch and the test module and never runs learner code itself: it only forks the
-  ranks, and reads their results as data, as :func:`ranks.run_here` does. It is started through
-  :func:`grader.core.child.start` (it dies with this process, its group is killed after it) and ended at exit.
+* otherwise from a *clean server*, a process that never runs learner code itself: it only forks the ranks and
+  reads their results as data, as :func:`ranks.run_here` does. Where a test module asked for it at collection
+  (:func:`ahead`), the server is a fork of this process made just before the first learner module executes in it
+  (:func:`grader.instrument.loader.before_learner_code`): a copy with the grader, torch and the test modules
+  already imported, made in milliseconds. Otherwise (asked too late, or the first server died) it is a new
+  interpreter, ``python -m grader.instrument.clean``, that imports torch and the test module (~2 s). Either is
+  started through :func:`grader.core.child.start` (it dies with this process, its group is killed after it) and
+  ended at exit; a process forked from this one (batch grading's worker) never uses this one's server.
 
 Each rank then runs its checks in order: the first check of a run is the only one whose process had run no learner
 code before it (a check that measures starts the run; :func:`pristine` says whether it may, and a measuring check
@@ -41,12 +45,33 @@ from grader.instrument import loader, ranks
 REPLY_CAP = 1 << 30  # the ranks' outcomes of one run (values, comm logs, failures): far less
 STOP_S = 10.0
 _server: _Server | None = None
+_AHEAD: list[int] = []  # the pids whose test modules asked for a forked server (ahead)
 _server_lock = threading.Lock()
 
 
 def pristine() -> bool:
     """No learner module was ever executed in this process (nor in the process it was forked from before)."""
     return not loader.learner_code_ran()
+
+
+def ahead() -> None:
+    """Called by a test module at collection: fork the clean server from this process just before learner code
+    first runs in it (nothing, where some already has: the first :func:`run_here` then starts an interpreter)."""
+    if pristine() and os.getpid() not in _AHEAD:
+        _AHEAD.append(os.getpid())
+        loader.before_learner_code(_fork_server)
+
+
+def _fork_server() -> None:
+    global _server
+    if _server is not None and _server.owner == os.getpid():
+        return
+    try:
+        _server = _Server.fork()
+    except OSError:  # no fork now: run_here starts an interpreter when it is needed
+        _server = None
+        return
+    atexit.register(_server.stop)
 
 
 def run_here(checks: list[tuple[str, Callable[..., Any]]], world_size: int, args: tuple, kwargs: dict,
@@ -76,7 +101,7 @@ def _ask(request: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     global _server
-    if _server is None or _server.process.poll() is not None:
+    if _server is None or _server.owner != os.getpid() or _server.process.poll() is not None:
         _server = _Server.start()
         atexit.register(_server.stop)
     try:
@@ -100,13 +125,24 @@ class _Server:
     process: child.Child
     requests: int
     replies: int
+    owner: int  # the pid that started it: a process forked from that one must start its own
 
     @classmethod
     def start(cls) -> _Server:
-        req_r, req_w = os.pipe()
-        rep_r, rep_w = os.pipe()
+        """A new interpreter (``python -m grader.instrument.clean``)."""
         argv = [sys.executable, "-m", __name__, str(os.getpid())]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        return cls._started(lambda: os.execve(argv[0], argv, env))
+
+    @classmethod
+    def fork(cls) -> _Server:
+        """A fork of this process, where no learner code has run (the zygote: :func:`ahead`)."""
+        return cls._started(_serve_forked)
+
+    @classmethod
+    def _started(cls, target: Callable[[], object]) -> _Server:
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
 
         def setup() -> None:
             os.dup2(req_r, 0)
@@ -114,11 +150,11 @@ class _Server:
             os.closerange(3, 1 << 16)  # nothing else of this process's: its pipes, sockets, report files
 
         try:
-            process = child.start(lambda: os.execve(argv[0], argv, env), setup=setup)
+            process = child.start(target, setup=setup)
         finally:
             os.close(req_r)
             os.close(rep_w)
-        return cls(process, req_w, rep_r)
+        return cls(process, req_w, rep_r, os.getpid())
 
     def stop(self) -> child.Outcome:
         """End it (its requests closed: it exits; killed after STOP_S) and reap it: its CPU, and its ranks', then
@@ -151,6 +187,13 @@ def _resolve(module_name: str, path: str, qualname: str) -> Callable[..., Any]:
 
 
 def _serve(parent: int) -> int:
+    """The server as a new interpreter."""
+    child.die_with_parent(parent, code=0)  # armed by core.child before the exec too; again here, as a new process
+    return _serve_forked()
+
+
+def _serve_forked() -> int:
+    """The server's loop: requests on descriptor 0, replies on 1 (a fork of the grader's process, or :func:`_serve`)."""
     import pickle
 
     import torch
@@ -158,7 +201,6 @@ def _serve(parent: int) -> int:
 
     from grader.instrument import allocations  # noqa: F401  (the memory check's, imported once here, not per rank)
 
-    child.die_with_parent(parent, code=0)  # armed by core.child before the exec too; again here, as a new process
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops it
     replies = os.dup(1)  # the replies' own descriptor, closed in the ranks (closerange)
     os.dup2(2, 1)  # what anything here or in a rank prints goes to stderr, never into the replies

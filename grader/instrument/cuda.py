@@ -190,6 +190,12 @@ def _compile_error(log: str, label: str, source: str) -> str:
     return f"{label} line {lineno}: compile error: {msg}: `{text}`{more}\n{log.strip()}"
 
 
+# Every compile of a learner's file keeps line info: the bank-conflict count maps PTX to source lines, and the
+# opcode and resource checks read the same compile (line info changes neither, measured on the course's kernels:
+# ptxas' resources and the instructions alike; it adds only the debug sections) at the cost of one NVRTC run.
+LINE_INFO = "--generate-line-info"
+
+
 @dataclass(frozen=True)
 class CudaSource:
     """A learner's .cu file as text, with what the stub left to do."""
@@ -226,7 +232,8 @@ class CudaSource:
         """NVRTC's compile of the text the CPU executor compiles too: the same preprocessing (grader.instrument.
         cu_source refuses what would tell the compilers apart; NVRTC gets the project's macros as g++ does)."""
         cu_source.check(self.text, self.label)
-        return _compile_cached(cu_source.for_nvrtc(self.text), self.label, arch, tuple(options))
+        options = tuple(dict.fromkeys((LINE_INFO, *options)))  # one compile for every check of one file
+        return _compile_cached(cu_source.for_nvrtc(self.text), self.label, arch, options)
 
 
 @functools.lru_cache(maxsize=64)
@@ -350,7 +357,7 @@ def bank_conflicts(source: CudaSource, name: str, grid: tuple[int, ...], block: 
         pytest.skip(f"{dev.PENDING_GPU}: counting bank conflicts needs the CPU executor (g++ on x86-64 Linux)")
     host = [np.array(a.detach().cpu().numpy(), copy=True) if hasattr(a, "detach") else
             np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
-    compiled = source.compile(options=("--generate-line-info",))
+    compiled = source.compile()  # with line info (LINE_INFO), as every PTX check of the file
     banks, interpreted = ptx.bank_conflicts(compiled.ptx, source.label, source.text, name, grid, block, host,
                                             shared_bytes=shared_bytes)
     executed = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in host]

@@ -13,7 +13,7 @@ import contextlib
 import importlib.util
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -38,6 +38,16 @@ def triton_mode(*, interpret: bool) -> Iterator[None]:
 _CACHE: dict[tuple[Path, bool], ModuleType] = {}  # by the path asked for and by the resolved path
 _FRESH = [0]  # copies made by load_fresh (their names)
 _RAN = [False]  # a learner module was executed in this process (or in the one it was forked from, before the fork)
+_BEFORE_FIRST: list[tuple[int, Callable[[], object]]] = []  # (pid that asked, hook): run once, before _RAN is set
+
+
+def before_learner_code(hook: Callable[[], object]) -> bool:
+    """Run ``hook()`` in this process just before the first learner module executes in it (False, and nothing
+    registered, where one already has). A process forked from this one does not run it."""
+    if _RAN[0]:
+        return False
+    _BEFORE_FIRST.append((os.getpid(), hook))
+    return True
 
 
 def learner_code_ran() -> bool:
@@ -72,6 +82,11 @@ def _execute(path: Path, name: str, shown: str, interpret: bool) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    if not _RAN[0]:
+        hooks, _BEFORE_FIRST[:] = list(_BEFORE_FIRST), []
+        for pid, hook in hooks:
+            if pid == os.getpid():
+                hook()
     sys.modules[name] = module  # dataclasses and pickling look modules up here
     _RAN[0] = True  # from here on, objects the learner's code makes may outlive it in this process
     sys.dont_write_bytecode = True  # never write __pycache__ into a learner's folder

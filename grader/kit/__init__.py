@@ -32,6 +32,8 @@ The gpu_perf tier
 Several processes on gloo (import torch on first use; grader/instrument/ranks.py)
     run_ranks(check, world_size, *args, timeout_s=20.0, refuse=(), **kwargs)  check(rank, world_size, ...) on
                                         forked gloo ranks: .results[rank], .comm[rank]; a dict of checks: RankRuns
+    fresh_ranks_ahead()                 at collection, in a module that calls run_ranks(..., fresh=True): the clean
+                                        process the fresh ranks fork from is forked before any learner code runs
     RankFailure, RankRun, RankRuns      deadlock / exception / crash / timeout per rank; the outcomes
     uncounted()                         inside a rank: the grader's own torch.distributed calls, not logged
     comm_log()                          inside a rank: the (call, nbytes) this check made so far
@@ -74,6 +76,7 @@ _LAZY = {
     "award_speedup": "grader.judge.perf",
     "SubmissionError": "grader.core.target",
     "run_ranks": "grader.judge.wire",
+    "fresh_ranks_ahead": "grader.judge.wire",
     "RankFailure": "grader.instrument.ranks",
     "RankRun": "grader.instrument.ranks",
     "RankRuns": "grader.judge.wire",

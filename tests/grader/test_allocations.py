@@ -174,3 +174,57 @@ def test_the_clean_server_is_a_child_of_the_grader_and_is_restarted_after_it_die
         clean._ask({})
     second = run_ranks(check_server_pid, 2, fresh=True)
     assert clean._server is not None and second.results[0] == clean._server.process.pid != server.process.pid
+
+
+ZYGOTE_CHECKS = '''
+import os
+import sys
+
+
+def where_forked(rank, world_size):
+    return {"server": os.getppid(), "argv": list(sys.argv),  # a fork keeps its parent's argv, an exec has its own
+            "learner_modules": sorted(m for m in sys.modules if m.startswith("_dripstone"))}
+'''
+
+ZYGOTE_SCRIPT = '''
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import zygote_checks
+from grader.instrument import clean, loader
+from grader.kit import fresh_ranks_ahead, run_ranks
+
+fresh_ranks_ahead()                     # a test module's collection
+assert clean._server is None            # nothing is forked before learner code is about to run
+loader.load_fresh("u", "m")             # the first learner code: the server is forked just before it
+server = clean._server
+run = run_ranks(zygote_checks.where_forked, 2, fresh=True)
+pid = os.fork()                         # a process forked from this one (batch's worker) starts its own server
+if pid == 0:
+    clean.run_here([("w", zygote_checks.where_forked)], 2, (), {}, 20.0, {}, 20.0)
+    os._exit(0 if clean._server.owner == os.getpid() and clean._server.process.pid != server.process.pid else 3)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"server": server.process.pid, "owner": server.owner, "me": os.getpid(),
+                  "ranks": [run.results[r] for r in range(2)], "child_status": status}))
+'''
+
+
+def test_a_test_module_that_asks_ahead_gets_a_server_forked_before_any_learner_code(tmp_path):
+    """fresh_ranks_ahead() at collection: the server is this process forked just before the first learner module
+    executes (no new interpreter: the grader's own command line), so the ranks it forks hold no learner module;
+    a process forked from the owner does not talk to the owner's server."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "u").mkdir()
+    (tmp_path / "u" / "m.py").write_text("X = 1\n")
+    (tmp_path / "zygote_checks.py").write_text(ZYGOTE_CHECKS)
+    done = subprocess.run([sys.executable, "-c", ZYGOTE_SCRIPT, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "DRIPSTONE_TARGET": str(tmp_path)}, cwd=os.getcwd())
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.splitlines()[-1])
+    assert got["owner"] == got["me"] and got["child_status"] == 0, got
+    for rank in got["ranks"]:
+        assert rank["server"] == got["server"], got  # forked by the server
+        assert rank["argv"] == ["-c", str(tmp_path)], rank  # a fork of this process, not an interpreter
+        assert rank["learner_modules"] == [], rank  # forked before the learner's module ran

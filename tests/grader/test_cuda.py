@@ -402,3 +402,21 @@ def test_a_kernel_reading_a_device_array_it_was_not_passed_is_refused():
             cuda.run_sim_kernel("captured", launch, np.arange(40, dtype=np.float32))
     finally:
         _CAPTURED.clear()
+
+
+@pytest.mark.parametrize("path", ["l23_online_softmax/cuda_reduce.cu", "l24_gemm/sgemm.cu"])
+def test_line_info_changes_neither_resources_nor_instructions(path):
+    """Every PTX check reads one compile with line info (cuda.LINE_INFO, for the bank-conflict count's line map):
+    sound only while line info changes neither ptxas' resources nor the instructions, only the debug sections."""
+    from grader.core.target import REPO_ROOT
+    from grader.instrument import cu_source
+
+    text = cu_source.for_nvrtc((REPO_ROOT / "solutions" / path).read_text())
+    plain = cuda.compile_cu(text, path)
+    with_info = cuda.CudaSource(REPO_ROOT / "solutions" / path, path, (REPO_ROOT / "solutions" / path).read_text())
+    lined = with_info.compile()
+    assert ".loc" in lined.ptx and ".loc" not in plain.ptx  # the checks' compile carries the line map
+    assert lined.resources == plain.resources
+    for prefix in ("ld.", "st.", "shfl.", "bar.", "atom.", "fma.", "add.", "mul.", "setp.", "bra", "mma"):
+        assert cuda.ptx_instructions(lined.ptx, prefix) == cuda.ptx_instructions(plain.ptx, prefix), prefix
+    assert cuda.ptx_instructions(plain.ptx, "ld.")  # the comparison saw instructions

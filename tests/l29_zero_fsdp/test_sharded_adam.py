@@ -10,7 +10,7 @@ import torch._dynamo  # noqa: F401  (torch.optim imports it on first use: here, 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.kit import assert_exact, assert_rejects, assert_rejects_all, grade, learner
+from grader.kit import assert_exact, assert_rejects, assert_rejects_all, fresh_ranks_ahead, grade, learner
 
 UNIT = "l29_zero_fsdp"
 shard_range = learner(UNIT, "sharded_adam", "shard_range")
@@ -20,6 +20,7 @@ ShardedAdam = learner(UNIT, "sharded_adam", "ShardedAdam", audited=True)
 SIMPLENET = (64, 128, 10)  # lecture 28 lab 5.1's SimpleNet: 9,610 parameters
 LR, BETAS, EPS, WD = 1e-2, (0.9, 0.999), 1e-8, 0.01
 STEPS = 3
+fresh_ranks_ahead()  # the memory check's clean process: forked from this one before any learner code runs here
 
 
 # ---- shard_range -------------------------------------------------------------------------------------------------
