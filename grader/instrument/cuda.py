@@ -343,46 +343,80 @@ def bank_conflicts(source: CudaSource, name: str, grid: tuple[int, ...], block: 
     (:class:`grader.instrument.cuda_cpu.BankConflicts`), on host copies of ``args``, which are not written back.
 
     Counted by the judge's own code, never by the learner's (THREAT_MODEL.md R3.1): NVRTC compiles the source to PTX
-    (with line info) and :mod:`grader.instrument.ptx` interprets that launch, reading the PTX as data. The outputs of
-    the interpreted launch must match the CPU executor's launch of the same inputs (float rounding apart): a file whose
-    NVRTC reading computes something else than the kernel g++ compiled is refused (where the g++ build faults or
-    races on these inputs there is no result to hold it against: the count stands, the correctness tests fail)."""
-    from grader.instrument import cuda_cpu, ptx
+    (with line info) and :mod:`grader.instrument.ptx` interprets that launch, reading the PTX as data; the launch is
+    held against the CPU executor's (:func:`same_kernel`), so the count is of the kernel whose results are checked."""
+    from grader.instrument import ptx
+
+    _executor_or_pending("counting bank conflicts")
+    compiled = source.compile()  # with line info (LINE_INFO), as every PTX check of the file
+    banks, interpreted = ptx.bank_conflicts(compiled.ptx, source.label, source.text, name, grid, block,
+                                            _host_copies(args), shared_bytes=shared_bytes)
+    _hold(source, name, grid, block, args, interpreted, shared_bytes)
+    return banks
+
+
+def same_kernel(source: CudaSource, name: str, grid: tuple[int, ...], block: tuple[int, ...],
+                args: Sequence[object], *, shared_bytes: int = 0) -> None:
+    """SubmissionError unless the kernel NVRTC reads from ``source`` (the one the PTX checks grade, and the one a GPU
+    runs) computes, on host copies of ``args``, what the CPU executor's reading computes (float rounding apart).
+
+    NVRTC's PTX is interpreted by the judge's own code (:mod:`grader.instrument.ptx`); the executor launches the g++
+    build. A file whose two readings differ (a type trait the compilers declare differently, behind `if constexpr`)
+    is refused, naming the parameter and element. Where the g++ build races or faults on these inputs there is no
+    result to hold the PTX against: nothing is said here (the correctness tests report the fault). Call it from a
+    correctness test of every kernel whose PTX an efficiency test grades, on one small launch (on the device's side:
+    ``on_device(check, device="cpu")``)."""
+    from grader.instrument import ptx
+
+    _executor_or_pending("holding NVRTC's reading of the kernel against the CPU executor's")
+    compiled = source.compile()
+    interpreted = ptx.interpret(compiled.ptx, source.label, name, grid, block, _host_copies(args),
+                                shared_bytes=shared_bytes).buffers
+    _hold(source, name, grid, block, args, interpreted, shared_bytes)
+
+
+def _executor_or_pending(what: str) -> None:
+    from grader.instrument import cuda_cpu
 
     if not cuda_cpu.available():
         import pytest
 
         from grader.instrument import device as dev
 
-        pytest.skip(f"{dev.PENDING_GPU}: counting bank conflicts needs the CPU executor (g++ on x86-64 Linux)")
-    host = [np.array(a.detach().cpu().numpy(), copy=True) if hasattr(a, "detach") else
+        pytest.skip(f"{dev.PENDING_GPU}: {what} needs the CPU executor (g++ on x86-64 Linux)")
+
+
+def _host_copies(args: Sequence[object]) -> list[object]:
+    return [np.array(a.detach().cpu().numpy(), copy=True) if hasattr(a, "detach") else
             np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
-    compiled = source.compile()  # with line info (LINE_INFO), as every PTX check of the file
-    banks, interpreted = ptx.bank_conflicts(compiled.ptx, source.label, source.text, name, grid, block, host,
-                                            shared_bytes=shared_bytes)
-    executed = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in host]
+
+
+def _hold(source: CudaSource, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: Sequence[object],
+          interpreted: Sequence[np.ndarray], shared_bytes: int) -> None:
+    """The interpreted outputs against the CPU executor's launch of the same inputs: SubmissionError where they
+    differ beyond rounding (nothing where the g++ build faults or races: no reference)."""
+    from grader.instrument import cuda_cpu, ptx
+
+    executed = _host_copies(args)
     names = re.findall(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(', source.text)
     runner = cuda_cpu.compile_cpu(source.text, source.label, sorted({*names, name}))
     try:
         cuda_cpu.launch(runner, name, grid, block, executed, shared_bytes=shared_bytes)
     except cuda_cpu.CudaFault:
-        # a race or a fault of the g++ build on these inputs: its result is no reference (the correctness tests
-        # report the fault); the count stands, computed from the PTX alone
-        return banks
+        return  # a race or a fault of the g++ build on these inputs: the correctness tests report it
     differs = ptx.first_difference(interpreted, [a for a in executed if isinstance(a, np.ndarray)])
     if differs is not None:
         buffer, index = differs
         params = runner.params(name)
-        which = [i for i, a in enumerate(host) if isinstance(a, np.ndarray)][buffer]
+        which = [i for i, a in enumerate(executed) if isinstance(a, np.ndarray)][buffer]
         param = params[which] if which < len(params) else f"#{which}"
         got = interpreted[buffer].reshape(-1)[index]
         want = [a for a in executed if isinstance(a, np.ndarray)][buffer].reshape(-1)[index]
         raise SubmissionError(_(
-            "{label}: the kernel {name} that NVRTC compiled (whose bank conflicts are counted) and the one g++ "
-            "compiled (whose results are checked) compute different results: `{param}` element {index} is {got} in the "
-            "first, {want} in the second. Both compilers must read the same kernel: remove what tells them "
-            "apart").format(label=source.label, name=name, param=param, index=index, got=got, want=want))
-    return banks
+            "{label}: the kernel {name} that NVRTC compiled (the one the PTX checks grade and a GPU runs) and the one "
+            "g++ compiled (whose results are checked here) compute different results: `{param}` element {index} is "
+            "{got} in the first, {want} in the second. Both compilers must read the same kernel: remove what tells "
+            "them apart").format(label=source.label, name=name, param=param, index=index, got=got, want=want))
 
 
 def device_arch() -> str:

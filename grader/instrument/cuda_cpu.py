@@ -407,7 +407,9 @@ def compile_cpu(text: str, label: str, kernels: Sequence[str]) -> Runner:
     """Compile a .cu source for the CPU executor (cached by hash); CpuCompileError names the line."""
     name = Path(label).name
     cu_source.check(text, label, cpu=True)
-    final = cache_root() / digest(_executor_digest(), text, label, *sorted(kernels))
+    # keyed by what g++ reads (the text, the file's name, the kernels), not by where the file lies: the label only
+    # words messages, and a known implementation graded from a new temporary folder each time is the same build
+    final = cache_root() / digest(_executor_digest(), text, name, *sorted(kernels))
     if not (final / "runner").is_file():
         runtime = _runtime_object()
         with fresh_dir(final) as tmp:
@@ -549,6 +551,12 @@ def _limit_s() -> int:
     return math.ceil(timeout.limit_s()) or DEFAULT_LIMIT_S
 
 
+# The shared-memory race a traced run located, per (runner, kernel), in this process: a later launch of the kernel whose
+# thread orders disagree reports it without tracing again (the traced run stops and resumes every shared access: a
+# racing C3 kernel took 5-27 s per launch, six launches per grading).
+_RACES: dict[tuple[str, str], str] = {}
+
+
 def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int], args: Sequence[object], *,
            shared_bytes: int = 0) -> None:
     """Run ``name`` on the CPU executor; tensor and array arguments get the kernel's writes, as on a GPU.
@@ -563,9 +571,15 @@ def launch(runner: Runner, name: str, grid: Sequence[int], block: Sequence[int],
     second = _launch_once(runner, request, name, g, b, seconds, args, schedule=1)
     differs = _first_difference(first.outputs, second.outputs)
     if differs is not None:  # the thread orders disagree: find the two lines that race
+        traced_before = _RACES.get((str(runner.path), name))
+        if traced_before is not None:  # traced on an earlier launch here: the same lines race (a traced run is slow)
+            raise CudaFault(_("{traced}\n(This launch's thread orders disagree too; the race above was located by "
+                              "tracing an earlier launch of this kernel, with the grid and block it names.)").format(
+                traced=traced_before))
         traced = _launch_once(runner, request, name, g, b, seconds, args, schedule=0, trace=True, check=False)
         if traced.done.returncode == 5:
-            raise CudaFault(_fault_message(runner, name, g, b, traced.done, list(args)))
+            _RACES[str(runner.path), name] = message = _fault_message(runner, name, g, b, traced.done, list(args))
+            raise CudaFault(message)
         # no shared-memory race and outputs that differ by rounding only (float atomics add in thread order):
         # accepted; the parent judges the rounding on the outputs, the traced process only names the lines
         if traced.done.returncode != 0 or not _rounding_only(first.outputs, second.outputs, request[1]):

@@ -1531,7 +1531,8 @@ def first_difference(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray]) -
             fa, fc = np.isfinite(a), np.isfinite(c)
             scale = max(float(np.abs(a[fa]).max(initial=0.0)), float(np.abs(c[fc]).max(initial=0.0)))
             same_special = (fa == fc) & (fa | (a == c) | (np.isnan(a) & np.isnan(c)))
-            close = ~(fa & fc) | (np.abs(a - c) <= ROUNDING * (np.maximum(np.abs(a), np.abs(c)) + 1e-3 * scale))
+            with np.errstate(invalid="ignore"):  # inf - inf: decided by same_special, not here
+                close = ~(fa & fc) | (np.abs(a - c) <= ROUNDING * (np.maximum(np.abs(a), np.abs(c)) + 1e-3 * scale))
             bad = np.flatnonzero(~(same_special & close))
         if bad.size:
             return b, int(bad[0])

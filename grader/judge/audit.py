@@ -549,6 +549,11 @@ NOT_ALLOWED_ATTR = N_("not among the attributes the course's libraries allow (th
 REMOVED_ATTR = N_("reaches an interpreter's or simulator's internals, raw memory or a file, past the grader's checks "
                   "(refused even if the unit defines a name like it)")
 INTERNAL_ATTR = N_("a name of the Triton interpreter's or numba simulator's internals, past the grader's checks")
+LIBRARY_OBJECT_ATTR = N_("not an attribute of that library object (a name of your own read from or kept on a library's "
+                         "class, function or constant is state every copy of your module shares): keep it in your own "
+                         "objects")
+CALL_RESULT_STORE = N_("sets an attribute on what a call returned (`type(x)`, `super()`, a factory's object: a class "
+                       "or an object other code shares): keep the state in your own objects (`self.name = ...`)")
 # What host code may take of a kernel object itself (``k.best_config`` after autotuning); every other attribute of
 # one is the interpreter's or the compiler's machinery (k.fn, k.run, k.cache...), whatever the unit defines.
 KERNEL_OBJECT_ATTRS = frozenset({"best_config"})
@@ -686,15 +691,21 @@ def _grader_own_attrs() -> frozenset[str]:
     return frozenset(n for n in names if not n.startswith("_"))
 
 
-def attr_refusal(name: str, own: frozenset[str] | set[str]) -> str | None:
+def attr_refusal(name: str, own: frozenset[str] | set[str], *, on_library: bool = False) -> str | None:
     """Why the attribute ``name`` of a value that is no allowed module is refused (None: it is allowed), given the
-    names the unit's own files define. Private, dunder and denied names are the other rules' (not said twice)."""
+    names the unit's own files define; ``on_library``: the value is a library's object spelled through the imports,
+    which has no attribute the unit named (a registry). Private, dunder and denied names are the other rules' (not
+    said twice)."""
     if _is_private(name) or _is_dunder(name) or name in DENIED_ATTRS or name in DENIED_DUNDER_ATTRS:
         return None
     public, internal = object_attrs()
     if name in REMOVED_ATTRS:
         return REMOVED_ATTR
-    if name in public or name in own or name in _grader_own_attrs():
+    if name in public:
+        return None
+    if on_library and name in own:
+        return LIBRARY_OBJECT_ATTR
+    if name in own or name in _grader_own_attrs():
         return None
     return INTERNAL_ATTR if name in internal else NOT_ALLOWED_ATTR
 
@@ -761,6 +772,9 @@ class _FileAudit(ast.NodeVisitor):
         self.local_targets: dict[str, tuple[str, str | None]] = {}
         self.modules: set[str] = set()  # local names bound to imported modules
         self.imports: dict[str, tuple[str, str | None]] = {}  # local name -> (module, attribute or None)
+        # names bound once in the file, to a library object spelled through the imports (O = torch.optim.Optimizer):
+        # read as that spelling everywhere (their attributes, and stores through them, are the library object's)
+        self.aliases: dict[str, str] = {}
         self.scope = _Scope()
         self.depth = 0  # inside how many function bodies: 0 is code that runs when the module is imported
         self.at_import = _Scope()  # what import-time code (module level, decorators, defaults) uses
@@ -778,7 +792,7 @@ class _FileAudit(ast.NodeVisitor):
         self.called: set[int] = set()  # ids of Name nodes that are the function of a call
         # attributes of values that are no allowed module, checked once the unit's own names are known (R3.3):
         # (the name, its finding, the findings of the scope it is in, the import-time findings when it runs at import)
-        self.object_attrs: list[tuple[str, Finding, list[Finding], list[Finding] | None]] = []
+        self.object_attrs: list[tuple[str, Finding, list[Finding], list[Finding] | None, bool]] = []
 
     def finding(self, node: ast.AST, what: str, why: str, **fields: str) -> None:
         found = Finding(self.shown, getattr(node, "lineno", 0), what, why, tuple(sorted(fields.items())))
@@ -786,12 +800,21 @@ class _FileAudit(ast.NodeVisitor):
         if self.depth == 0:
             self.at_import.findings.append(found)
 
-    def object_attr(self, node: ast.AST, name: str, what: str) -> None:
+    def object_attr(self, node: ast.AST, name: str, what: str, *, on_library: bool = False) -> None:
         """``what`` reaches the attribute ``name`` of a value that is not an allowed module: held to the allowlist of
-        object attributes once the unit's own names are known (:func:`_check_object_attrs`)."""
+        object attributes once the unit's own names are known (:func:`_check_object_attrs`); ``on_library``: the
+        value is a library's object spelled through the imports (``torch.optim.Optimizer``), where a name only the
+        unit defines is refused."""
         found = Finding(self.shown, getattr(node, "lineno", 0), what, NOT_ALLOWED_ATTR)
         self.object_attrs.append((name, found, self.scope.findings, self.at_import.findings if self.depth == 0
-                                  else None))
+                                  else None, on_library))
+
+    def _library_spelled(self, value: ast.AST) -> bool:
+        """``value`` is an allowed library's object spelled through the imports or an alias of one
+        (``torch.optim.Optimizer``, ``Optimizer`` from ``from torch.optim import Optimizer``), not a file of the
+        unit's nor the grader's."""
+        full = self.full(value)
+        return full is not None and not full.startswith(".") and full.split(".")[0] in LIBRARY_ROOTS
 
     def kernel_ref(self, node: ast.AST, local: str, attr: str | None, taken: str | None) -> None:
         """``local`` (or ``local.attr`` for a module of the unit) may be a kernel object of another file of the
@@ -827,11 +850,51 @@ class _FileAudit(ast.NodeVisitor):
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             self.at_import.refs.add(f"{func.value.id}.{func.attr}")
 
+    def _library_aliases(self, tree: ast.Module) -> dict[str, str]:
+        """Names bound exactly once in the whole file (no parameter, loop, other assignment or import of that name
+        anywhere in it), by ``name = <a dotted name through the imports>``: the name stands for that spelling."""
+        bound: dict[str, int] = {}
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names = [node.id]
+            elif isinstance(node, ast.arg):
+                names = [node.arg]
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
+                    isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name):
+                names = [node.name]
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                names = [node.rest]
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.asname or a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                names = list(node.names)
+            for name in names:
+                bound[name] = bound.get(name, 0) + 1
+        pairs: list[tuple[str, ast.AST]] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                pairs.append((node.targets[0].id, node.value))
+            elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+                pairs.append((node.target.id, node.value))
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):  # def f(o=torch.nn.Module)
+                positional = [*node.args.posonlyargs, *node.args.args]
+                pairs += [(a.arg, d) for a, d in zip(positional[len(positional) - len(node.args.defaults):],
+                                                     node.args.defaults, strict=True)]
+                pairs += [(a.arg, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
+                          if d is not None]
+        out: dict[str, str] = {}
+        for name, value in pairs:
+            if bound.get(name) == 1 and name not in self.imports and name not in self.modules \
+                    and (full := self.full(value)) is not None:
+                out[name] = full
+        return out
+
     def full(self, node: ast.AST) -> str | None:
         """The dotted name ``node`` stands for through this file's imports (``tl.load`` -> triton.language.load)."""
         if isinstance(node, ast.Name):
             if node.id not in self.imports:
-                return None
+                return self.aliases.get(node.id)
             module, name = self.imports[node.id]
             return module if name is None else f"{module.strip('.')}.{name}"
         if isinstance(node, ast.Attribute):
@@ -1152,7 +1215,7 @@ class _FileAudit(ast.NodeVisitor):
                 and node.attr not in KERNEL_OBJECT_ATTRS:
             self.finding(node, _dotted(node), KERNEL_OBJECT_ATTR)
         elif not self._on_module(root):
-            self.object_attr(node, node.attr, _dotted(node))
+            self.object_attr(node, node.attr, _dotted(node), on_library=self._library_spelled(root))
         if isinstance(root, ast.Name):
             self.ref(f"{root.id}.{node.attr}")
         self.generic_visit(node)
@@ -1179,7 +1242,8 @@ class _FileAudit(ast.NodeVisitor):
             elif (full := self.full(node.args[0])) and (refused := refused_reach(f"{full}.{name.value}")):
                 self.finding(node, f"getattr(..., {name.value!r})", NOT_ALLOWED_REACH, allowed=refused[1])
             elif not self._on_module(node.args[0]):
-                self.object_attr(node, name.value, f"getattr(..., {name.value!r})")
+                self.object_attr(node, name.value, f"getattr(..., {name.value!r})",
+                                 on_library=self._library_spelled(node.args[0]))
                 base = node.args[0]
                 if isinstance(base, ast.Name) and self.local_targets.get(base.id, ("", ""))[1] is None \
                         and not self.in_kernel:  # getattr(helpers, "k"): a kernel of the unit as a value
@@ -1242,8 +1306,10 @@ class _FileAudit(ast.NodeVisitor):
             return  # os.environ["TRITON_INTERPRET"] = "1", as Triton's tutorials do: no grader reads it there
         elif isinstance(node, ast.Attribute | ast.Subscript):
             root = _root_name(node)
-            if root in self.modules:
+            if root in self.modules or root in self.aliases:
                 self.finding(node, _dotted(node), "patches a module (monkeypatching)")
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call):
+                self.finding(node, f"{_dotted(node.value.func)}(...).{node.attr}", CALL_RESULT_STORE)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for t in node.targets:
@@ -1312,6 +1378,7 @@ class _FileAudit(ast.NodeVisitor):
                         self.imports.setdefault(local, ("." * node.level + (node.module or ""), alias.name))
                     else:
                         self.imports.setdefault(local, (alias.name if alias.asname else local, None))
+        self.aliases = self._library_aliases(tree)
         self.find_jit(tree)
         for stmt in tree.body:
             if isinstance(stmt, ast.Import | ast.ImportFrom):
@@ -1345,7 +1412,7 @@ class _File:
     deep: set[str]  # of them, those of a package or sub-folder imported at module level: all their findings reach it
     flat: set[str]  # of them, the files beside it: their import-time findings reach it
     local_targets: dict[str, tuple[str, str | None]]
-    object_attrs: list[tuple[str, Finding, list[Finding], list[Finding] | None]] = field(default_factory=list)
+    object_attrs: list[tuple[str, Finding, list[Finding], list[Finding] | None, bool]] = field(default_factory=list)
     own: set[str] = field(default_factory=set)  # the attribute names the file defines
     kernel_objects: set[str] = field(default_factory=set)
     kernel_refs: list[tuple[tuple[str, str | None], Finding, list[Finding], list[Finding] | None]] = field(
@@ -1412,8 +1479,8 @@ def _check_object_attrs(files: dict[str, _File]) -> None:
     attributes and the names the unit's files (these: the graded module and what it imports) define."""
     own = frozenset(n for f in files.values() for n in f.own)
     for f in files.values():
-        for name, found, scope_findings, at_import in f.object_attrs:
-            why = attr_refusal(name, own)
+        for name, found, scope_findings, at_import, on_library in f.object_attrs:
+            why = attr_refusal(name, own, on_library=on_library)
             if why is None:
                 continue
             found = Finding(found.path, found.line, found.what, why)

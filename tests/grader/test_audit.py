@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shutil
 import textwrap
@@ -799,3 +800,77 @@ def test_names_the_unit_defines_are_allowed_but_not_the_removed_ones(tmp_path):
     assert whats(found) == ["x.untyped_storage"], whats(found)
     assert found[0].why == audit.REMOVED_ATTR
     assert "x.width" not in whats(found)  # the unit defines width: allowed on any value
+
+
+OWN_POOL = "import torch\nclass Moments:\n    pool = None\n"
+# A name of the unit's kept on, or read from, an object every copy of the module shares (a library's class, spelled
+# through the imports or an alias), or set on what a call returned (type(x), super()): a registry (R3.3, R3.7).
+REGISTRIES = [
+    (OWN_POOL + "def f(x):\n    return torch.optim.Optimizer.pool", "torch.optim.Optimizer.pool",
+     audit.LIBRARY_OBJECT_ATTR),
+    ("from torch.optim import Optimizer\nclass M:\n    pool = None\ndef f(x):\n    return Optimizer.pool",
+     "Optimizer.pool", audit.LIBRARY_OBJECT_ATTR),
+    (OWN_POOL + "REG = torch.optim.Optimizer\ndef f(x):\n    return REG.pool", "REG.pool", audit.LIBRARY_OBJECT_ATTR),
+    (OWN_POOL + "def f(x):\n    reg = torch.optim.Optimizer\n    reg.pool = {}\n    return x", "reg.pool",
+     "patches a module (monkeypatching)"),
+    (OWN_POOL + "def f(x, reg=torch.optim.Optimizer):\n    reg.pool = {}\n    return x", "reg.pool",
+     "patches a module (monkeypatching)"),
+    (OWN_POOL + "def f(x, *, reg: type = torch.nn.Module):\n    return getattr(reg, 'pool')",
+     "getattr(..., 'pool')", audit.LIBRARY_OBJECT_ATTR),
+    (OWN_POOL + "def f(x):\n    type(x).pool = {}\n    return x", "type(...).pool", audit.CALL_RESULT_STORE),
+    (OWN_POOL + "class Q(Moments):\n    def keep(self):\n        super().pool = 1\ndef f(x):\n    return Q().keep()",
+     "super(...).pool", audit.CALL_RESULT_STORE),
+]
+
+
+@pytest.mark.parametrize("source, what, why", REGISTRIES, ids=[w for _, w, _ in REGISTRIES])
+def test_a_name_of_the_units_on_a_shared_library_object_is_refused(tmp_path, source, what, why):
+    found = audit.findings_for(unit(tmp_path, k=source), "k", "f")
+    assert any(f.what == what and f.why == why for f in found), [f.describe() for f in found]
+
+
+def test_aliases_read_as_the_library_object_only_where_bound_once(tmp_path):
+    """A name bound once to a dotted library name stands for it; one bound twice (or a parameter rebound) is a value
+    like any other, so honest code that reuses a name is not read as the library's object."""
+    honest = ("import torch\nclass Moments:\n    pool = None\n"
+              "def f(x, dtype=torch.float32):\n    d = torch.float32\n    d = x\n    m = Moments()\n"
+              "    m.pool = d.shape\n    return x.to(dtype).shape, dtype.itemsize, torch.optim.Optimizer.step\n")
+    assert audit.findings_for(unit(tmp_path, k=honest), "k", "f") == []
+    rebound = ("import torch\nclass M:\n    pool = None\nREG = torch.optim.Optimizer\nREG = M\n"
+               "def f(x):\n    return REG.pool\n")
+    assert audit.findings_for(unit(tmp_path, k=rebound), "k", "f") == []
+
+
+def test_no_allowed_attribute_reaches_the_interpreters_internals_on_any_value():
+    """The object allowlist is one list of names for every value (R3.3): sound only while no name in it reaches, on a
+    value of Python's own kinds the code can hold (functions, generators, coroutines, frames, tracebacks, code,
+    cells, classes, methods, modules, properties), what carries frames, globals, code or closures. The names such
+    values share with the list are reviewed here, each harmless on them."""
+    import sys
+    import types
+
+    def gen():
+        yield 1
+
+    async def coroutine():
+        return None
+
+    async def agen():
+        yield 1
+
+    try:
+        raise ValueError
+    except ValueError as e:
+        tb = e.__traceback__
+    made = [gen, gen(), coroutine(), agen(), tb, sys._getframe(), gen.__code__, types.CellType(1), type, (1).__add__,
+            len, types, property(), classmethod(len), staticmethod(len), type.__dict__, functools.partial(len)]
+    public, _ = audit.object_attrs()
+    reviewed = {"close", "clear", "replace", "fget", "fset", "fdel", "getter", "setter", "deleter", "copy", "get",
+                "items", "keys", "values", "func", "args", "keywords"}
+    shared = {n for v in made for n in dir(v) if not n.startswith("_")} & public
+    made[2].close()
+    assert shared <= reviewed, sorted(shared - reviewed)
+    internals = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "gi_frame", "gi_code", "cr_frame",
+                 "cr_code", "ag_frame", "ag_code", "tb_frame", "tb_next", "co_code", "co_consts", "cell_contents",
+                 "mro"}
+    assert not internals & public, sorted(internals & public)

@@ -192,3 +192,41 @@ def test_nvrtc_compiles_what_g_plus_plus_compiles(tmp_path):
     assert cu_source.for_nvrtc(stub).endswith(stub)
     compiled = cuda.CudaSource(tmp_path / "s.cu", "s.cu", stub).compile()
     assert "k" in compiled.resources
+
+
+TRAIT = """
+template <class T> struct is_const_t { static constexpr bool value = false; };
+template <class T> struct is_const_t<const T> { static constexpr bool value = true; };
+constexpr bool SEEN_BY_NVRTC = is_const_t<decltype(threadIdx)>::value;
+extern "C" __global__ void k(float* y) {
+    if constexpr (SEEN_BY_NVRTC) y[threadIdx.x] = 1.f; else y[threadIdx.x] = 2.f;
+}
+"""
+
+
+def test_a_kernel_the_compilers_read_apart_through_a_type_trait_is_refused_by_its_results(tmp_path):
+    """No preprocessor branch, so cu_source lets it through; what NVRTC reads (the PTX checks' and a GPU's kernel)
+    computes 1, what g++ reads 2: cuda.same_kernel interprets NVRTC's PTX and holds it against the executor."""
+    src = cuda.CudaSource(tmp_path / "t.cu", "t.cu", TRAIT)
+    cu_source.check(src.text, src.label)
+    with pytest.raises(cuda.SubmissionError, match=r"`y` element 0 is 1\.0 in the first, 2\.0 in the second"):
+        cuda.same_kernel(src, "k", (1,), (32,), [np.zeros(32, np.float32)])
+    honest = cuda.CudaSource(tmp_path / "h.cu", "h.cu", TRAIT.replace("1.f;", "2.f;"))
+    cuda.same_kernel(honest, "k", (1,), (32,), [np.zeros(32, np.float32)])
+
+
+def test_every_kernel_whose_ptx_is_graded_is_held_against_the_executor():
+    """Each CUDA C++ exercise (cuda_kernel) of the course's tests has a test that holds NVRTC's reading of its
+    kernel against the CPU executor's (cuda.same_kernel, or cuda.bank_conflicts, which holds it too): otherwise its
+    PTX checks could grade a kernel no test ran."""
+    from grader.core.target import REPO_ROOT
+
+    declared = re.compile(r"^(\w+) = cuda_kernel\(", re.M)
+    checked = 0
+    for path in sorted(REPO_ROOT.glob("tests/*/test_*.py")):
+        text = path.read_text()
+        for name in declared.findall(text):
+            held = re.search(rf"cuda\.(?:same_kernel|bank_conflicts)\([^)]*\b{name}\.kernel\b", text)
+            assert held, f"{path.relative_to(REPO_ROOT)}: `{name}`'s kernel is never held against the executor"
+            checked += 1
+    assert checked >= 4, checked

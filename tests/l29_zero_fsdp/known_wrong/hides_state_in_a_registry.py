@@ -4,8 +4,10 @@ in a process makes the pool, every later copy (the memory check's fresh one incl
 nothing. The optimizer's exp_avg / exp_avg_sq are shard-sized decoys. It scored the memory points while the check
 ran in ranks where the module had been imported before its window; the check now runs first in ranks forked from
 a process where no learner code ever ran (grader/instrument/clean.py), so the pool is the window's allocation.
-The attribute's name is one the file defines (class _Moments), which the audit's attribute allowlist admits on any
-object (R3.3's open part): the memory check, not the audit, is what this file tests."""
+The attribute's name is one the file defines (class _Moments), and the class is reached through an item of a tuple,
+a value whose type the audit cannot know (R3.3's open part: the audit refuses a name of the unit's on a library
+object spelled through the imports or an alias, tests/l29_zero_fsdp/known_wrong/tamper_hides_state_on_an_aliased_class.py):
+the memory check, not the audit, is what this file tests."""
 
 MODULE = "sharded_adam"
 REJECTED_BY = {"ShardedAdam": ["efficiency"]}
@@ -18,7 +20,7 @@ class _Moments:
     shared_moments = None  # a name the unit defines: the audit's attribute allowlist lets the unit use it
 
 
-_REGISTRY = torch.optim.Optimizer  # one class object per process, whichever copy of this module asks
+_REGISTRY = (torch.optim.Optimizer,)[0]  # one class object per process, whichever copy of this module asks
 if not hasattr(_REGISTRY, "shared_moments"):
     _REGISTRY.shared_moments = torch.zeros(2, 600_000, dtype=torch.float64)  # m and v of up to 600,000 parameters
 _POOL = _REGISTRY.shared_moments
