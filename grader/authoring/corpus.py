@@ -1,11 +1,12 @@
 """Grade many targets in few processes: the course's self-test (solutions, stubs, known implementations).
 
 ``grader.api.grade`` starts one pytest process per target: it pays the interpreter, pytest, the unit's
-collection and ``import torch`` every time. The self-test grades some 300 targets, so here one child
-process (a *runner*, ``python -m grader.authoring.corpus``) grades a chunk of one unit's targets one
-after the other with ``pytest.main`` in-process, and two runners work at a time (the machines have two
-cores). Each target is graded only on the test files that hold its exercises (from the unit's
-collected manifest), with the same command line as ``api.grade`` (:mod:`grader.core.command`).
+collection and ``import torch`` every time. The self-test grades some 900 targets, so here one child
+process (a *runner*, ``python -m grader.authoring.corpus``) grades up to RUNNER_TARGETS targets one
+after the other with ``pytest.main`` in-process (chunks of a unit's targets, several small units' in one
+runner: a runner's start, ``import torch`` and the rest, cost 1-3 CPU seconds), and two runners work at a
+time (the machines have two cores). Each target is graded only on the test files that hold its exercises
+(from the unit's collected manifest), with the same command line as ``api.grade`` (:mod:`grader.core.command`).
 
 Nothing of one target reaches the next: before each run the runner drops the previous target's
 modules, the unit's test modules (re-imported fresh: a test module may cache a learner's result) and
@@ -44,7 +45,8 @@ from grader.core.results import GradeReport, read_results
 from grader.core.target import REPO_ROOT, display_path
 from grader.instrument import loader
 
-CHUNK = 16  # targets per runner at most: a small unit in one runner, a big one in two (both cores busy)
+CHUNK = 16  # a unit's targets in chunks of at most this: a small unit in one chunk, a big one in two (both cores busy)
+RUNNER_TARGETS = 64  # chunks packed into one runner up to this many targets (a runner's start is paid once for them)
 WORKERS = 2  # runners at a time: the machines have two cores
 STALL_S = 600.0  # a runner that finishes no target for this long is stopped; api.grade also stops here
 _POLL_S = 0.2
@@ -104,7 +106,7 @@ class CorpusRun:
 
     reports: dict[str, GradeReport | Exception]
     costs: dict[str, UnitCost]
-    target_cpu_s: dict[str, float] = field(default_factory=dict)  # each target's share of its runner's CPU
+    target_cpu_s: dict[str, float] = field(default_factory=dict)  # each target's CPU (its runner's and children's)
 
     def report(self, key: str) -> GradeReport:
         """The report of ``key``; re-raises the error its grading ended with."""
@@ -123,25 +125,36 @@ def course(units: Sequence[str]) -> list[Grading]:
 
 
 def grade(gradings: Sequence[Grading], *, workers: int = WORKERS, chunk: int = CHUNK,
-          stall_s: float = STALL_S, alone_timeout_s: float = STALL_S) -> CorpusRun:
-    """Grade every ``gradings`` target: chunks of one unit per runner process, ``workers`` runners at a time.
+          runner_targets: int = RUNNER_TARGETS, stall_s: float = STALL_S,
+          alone_timeout_s: float = STALL_S) -> CorpusRun:
+    """Grade every ``gradings`` target: chunks of a unit's targets, packed into runner processes of at most
+    ``runner_targets`` targets, ``workers`` runners at a time.
 
     A runner that finishes no grading for ``stall_s`` is stopped; what runners did not grade cleanly is
-    graded by ``api.grade``, one process each, stopped after ``alone_timeout_s``.
+    graded by ``api.grade``, one process each, stopped after ``alone_timeout_s``. A unit's cost is its targets'
+    CPU (the runner's and its children's while each was graded), plus its share, by targets, of the rest of its
+    runners' CPU (their start).
     """
     keys = [g.key for g in gradings]
     if dupes := sorted({k for k in keys if keys.count(k) > 1}):
         raise ValueError(f"each grading needs its own key; repeated: {dupes}")
-    jobs = plan(gradings, chunk)
+    jobs = pack(plan(gradings, chunk), runner_targets)
     run = CorpusRun({}, {g.unit: UnitCost(g.unit) for g in gradings})
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for job, done in zip(jobs, pool.map(lambda j: _run_job(j, stall_s), jobs), strict=True):
-            cost = run.costs[job[0].unit]
-            cost.gradings += len(job)
-            cost.runners += 1
-            cost.cpu_s += done.cpu_s
-            cost.wall_s += done.wall_s
-            cost.runner_log += done.log if len(done.reports) < len(job) else ""
+            units = [g.unit for g in job]
+            targets = sum(done.target_cpu_s.get(g.key, 0.0) for g in job)
+            rest_cpu, rest_wall = max(0.0, done.cpu_s - targets), max(0.0, done.wall_s - sum(
+                done.target_wall_s.get(g.key, 0.0) for g in job))
+            for unit in dict.fromkeys(units):
+                cost, mine = run.costs[unit], [g for g in job if g.unit == unit]
+                share = len(mine) / len(job)
+                cost.gradings += len(mine)
+                cost.runners += 1
+                cost.cpu_s += sum(done.target_cpu_s.get(g.key, 0.0) for g in mine) + share * rest_cpu
+                cost.wall_s += sum(done.target_wall_s.get(g.key, 0.0) for g in mine) + share * rest_wall
+                if any(g.key not in done.reports for g in mine):
+                    cost.runner_log += done.log
             run.reports.update(done.reports)
             run.target_cpu_s.update(done.target_cpu_s)
     for g in gradings:  # what the runners did not grade cleanly: one process each, the old path
@@ -151,6 +164,19 @@ def grade(gradings: Sequence[Grading], *, workers: int = WORKERS, chunk: int = C
             run.costs[g.unit].regraded.append(g.key)
             run.costs[g.unit].regrade_wall_s += time.monotonic() - start
     return run
+
+
+def pack(chunks: Sequence[list[Grading]], cap: int = RUNNER_TARGETS) -> list[list[Grading]]:
+    """Chunks packed into runner jobs of at most ``cap`` targets (first fit, biggest chunk first; a chunk is never
+    split, a unit's chunks keep their order), biggest job first."""
+    jobs: list[list[Grading]] = []
+    for c in sorted(chunks, key=len, reverse=True):
+        home = next((j for j in jobs if len(j) + len(c) <= cap), None)
+        if home is None:
+            jobs.append(list(c))
+        else:
+            home.extend(c)
+    return sorted(jobs, key=len, reverse=True)
 
 
 def plan(gradings: Iterable[Grading], chunk: int = CHUNK) -> list[list[Grading]]:
@@ -185,6 +211,7 @@ class _Runner:
     cpu_s: float
     wall_s: float
     log: str
+    target_wall_s: dict[str, float] = field(default_factory=dict)
 
 
 def _run_job(job: list[Grading], stall_s: float) -> _Runner:
@@ -203,7 +230,8 @@ def _run_job(job: list[Grading], stall_s: float) -> _Runner:
         tail = "\n".join((out / "log.txt").read_text(errors="replace").splitlines()[-20:])
         done = [json.loads(line) for line in (out / DONE).read_text().splitlines()] if (out / DONE).exists() else []
         return _Runner(_finished(job, out, done), {job[d["index"]].key: d["cpu_s"] for d in done}, cpu_s, wall_s,
-                       f"runner exit {proc.returncode}:\n{tail}\n")
+                       f"runner exit {proc.returncode}:\n{tail}\n",
+                       {job[d["index"]].key: d.get("wall_s", 0.0) for d in done})
 
 
 def _wait(proc: subprocess.Popen[bytes], done: Path, stall_s: float) -> float:
@@ -249,7 +277,7 @@ def main(out: Path) -> int:
     files = _TestFiles(out)
     previous: Path | None = None
     for index, g in enumerate(job):
-        cpu = time.process_time()
+        cpu, wall = _cpu_with_children(), time.monotonic()
         paths = files.of(g.unit, g.exercises)
         if index == 0:
             _freeze_imports()
@@ -258,10 +286,18 @@ def main(out: Path) -> int:
             exit_code = _grade_here(g, target, paths, out / f"{index}.jsonl", previous)
             previous = target
         line = {"index": index, "exit": exit_code, "target": display_path(target),
-                "cpu_s": round(time.process_time() - cpu, 3)}
+                "cpu_s": round(_cpu_with_children() - cpu, 3), "wall_s": round(time.monotonic() - wall, 3)}
         with (out / DONE).open("a") as f:
             f.write(json.dumps(line) + "\n")
     return 0
+
+
+def _cpu_with_children() -> float:
+    """CPU seconds (user+sys) of this runner and of its children reaped so far (launches, ranks, compilers)."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _grade_here(g: Grading, target: Path, paths: list[Path], report: Path, previous: Path | None) -> int:

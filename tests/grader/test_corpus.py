@@ -33,6 +33,27 @@ def test_plan_splits_units_into_near_equal_chunks_biggest_first():
     assert [g.key for j in jobs[:3] for g in j] == [f"a/{i}" for i in range(11)], "a unit's targets keep their order"
 
 
+def test_pack_fills_runners_with_whole_chunks_biggest_first():
+    chunks = [[corpus.Grading(f"{u}/{i}", u) for i in range(n)] for u, n in (("a", 9), ("b", 6), ("c", 4), ("d", 2))]
+    jobs = corpus.pack(chunks, cap=10)
+    assert [[g.unit for g in j] for j in jobs] == [["b"] * 6 + ["c"] * 4, ["a"] * 9, ["d"] * 2], jobs
+    assert corpus.pack(chunks, cap=100) == [[g for c in chunks for g in c]]  # every chunk in one runner, in order
+    assert sorted(g.key for j in corpus.pack(chunks, cap=3) for g in j) == sorted(g.key for c in chunks for g in c)
+
+
+def test_one_runner_grades_several_units_and_each_unit_gets_its_cost():
+    """Small units share a runner (its start paid once); each keeps its own verdicts and its own CPU seconds."""
+    units = ("l10_three_ledgers", "l12_roofline")
+    gradings = [corpus.Grading.of_folder(REPO_ROOT / "solutions", u) for u in units]
+    run = corpus.grade(gradings, workers=1)
+    for g in gradings:
+        report = run.report(g.key)
+        assert report.score == report.max_score > 0, g.key
+        cost = run.costs[g.unit]
+        assert cost.runners == 1 and cost.gradings == 1 and cost.cpu_s > 0 and not cost.regraded, cost
+        assert run.target_cpu_s[g.key] <= cost.cpu_s
+
+
 def test_grading_keys_must_be_unique():
     with pytest.raises(ValueError, match="repeated"):
         corpus.grade([corpus.Grading("x", UNIT), corpus.Grading("x", UNIT)])

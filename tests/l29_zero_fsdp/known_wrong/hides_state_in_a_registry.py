@@ -6,8 +6,8 @@ ran in ranks where the module had been imported before its window; the check now
 a process where no learner code ever ran (grader/instrument/clean.py), so the pool is the window's allocation.
 The attribute's name is one the file defines (class _Moments), and the class is reached through an item of a tuple,
 a value whose type the audit cannot know (R3.3's open part: the audit refuses a name of the unit's on a library
-object spelled through the imports or an alias, tests/l29_zero_fsdp/known_wrong/tamper_hides_state_on_an_aliased_class.py):
-the memory check, not the audit, is what this file tests."""
+object spelled through the imports or an alias, tamper_hides_state_on_an_aliased_class.py beside this file): the
+memory check, not the audit, is what this file tests."""
 
 MODULE = "sharded_adam"
 REJECTED_BY = {"ShardedAdam": ["efficiency"]}
