@@ -726,6 +726,21 @@ class _Scope:
 Resolver = Callable[[str, "str | None"], "list[str] | None"]
 
 
+def _names_bound_by(node: ast.AST) -> list[str]:
+    """The names ``node`` itself binds (an assigned or deleted name, a def or class, an import, a handler's or a
+    pattern's name), not those of the nodes inside it."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+        return [node.id]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
+            isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name):
+        return [node.name]
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []
+
+
 def _bound_names(nodes: list[ast.AST]) -> set[str]:
     """The names ``nodes`` bind in their own scope (assignments, imports, defs, handlers, patterns), not inside the
     functions, classes and comprehensions they define."""
@@ -733,22 +748,14 @@ def _bound_names(nodes: list[ast.AST]) -> set[str]:
     todo = list(nodes)
     while todo:
         node = todo.pop()
+        out.update(_names_bound_by(node))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.add(node.name)
             todo.extend(node.decorator_list)
             if not isinstance(node, ast.ClassDef):
                 todo.extend([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
             continue
         if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            out.add(node.id)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            out.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            out.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            out.add(node.rest)
         todo.extend(ast.iter_child_nodes(node))
     return out
 
@@ -853,26 +860,17 @@ class _FileAudit(ast.NodeVisitor):
     def _library_aliases(self, tree: ast.Module) -> dict[str, str]:
         """Names bound exactly once in the whole file (no parameter, loop, other assignment or import of that name
         anywhere in it), by ``name = <a dotted name through the imports>``: the name stands for that spelling."""
-        bound: dict[str, int] = {}
-        for node in ast.walk(tree):
-            names: list[str] = []
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                names = [node.id]
-            elif isinstance(node, ast.arg):
-                names = [node.arg]
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
-                    isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name):
-                names = [node.name]
-            elif isinstance(node, ast.MatchMapping) and node.rest:
-                names = [node.rest]
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                names = [a.asname or a.name.split(".")[0] for a in node.names]
-            elif isinstance(node, ast.Global | ast.Nonlocal):
-                names = list(node.names)
-            for name in names:
-                bound[name] = bound.get(name, 0) + 1
+        bound: dict[str, int] = {}  # every binding of each name anywhere in the file, parameters and globals too
         pairs: list[tuple[str, ast.AST]] = []
         for node in ast.walk(tree):
+            if isinstance(node, ast.arg):
+                names = [node.arg]
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                names = list(node.names)
+            else:
+                names = _names_bound_by(node)
+            for name in names:
+                bound[name] = bound.get(name, 0) + 1
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 pairs.append((node.targets[0].id, node.value))
             elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
